@@ -1,0 +1,98 @@
+"""Shared benchmark harness: warm-up, repeats, median and spread, peak memory,
+ratios to peers, a markdown table. Every bench_*.py uses it so all figures are
+measured the same way.
+
+Peak memory: Linux's VmHWM (peak RSS) is reset through /proc/self/clear_refs
+before each measured call, so the figure is the call's own peak resident set
+(including what was already resident, e.g. the inputs)."""
+import os
+import platform
+import statistics
+import time
+
+import numpy as np
+
+
+def _read_status(key):
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(key + ":"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def _reset_peak():
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def measure(fn, repeats=5, warmup=1, max_seconds=None):
+    """Run fn() warmup + repeats times. Returns dict(median, min, max, times,
+    peak_bytes, base_bytes, result). If one call exceeds max_seconds, stops
+    after it (fewer repeats)."""
+    result = None
+    for _ in range(warmup):
+        t0 = time.perf_counter()
+        result = fn()
+        if max_seconds and time.perf_counter() - t0 > max_seconds:
+            repeats = min(repeats, 1)
+    times, peak = [], 0
+    base = _read_status("VmRSS")
+    for _ in range(repeats):
+        result = None
+        base = min(base, _read_status("VmRSS"))
+        _reset_peak()
+        t0 = time.perf_counter()
+        result = fn()
+        times.append(time.perf_counter() - t0)
+        peak = max(peak, _read_status("VmHWM"))
+        if max_seconds and times[-1] > max_seconds:
+            break
+    return dict(median=statistics.median(times), min=min(times), max=max(times),
+                times=times, peak_bytes=peak, base_bytes=base, result=result)
+
+
+def fmt_time(s):
+    if s < 1e-3:
+        return f"{s * 1e6:.0f} us"
+    if s < 1:
+        return f"{s * 1e3:.1f} ms"
+    return f"{s:.2f} s"
+
+
+def fmt_bytes(b):
+    return f"{b / 2**20:.0f} MiB" if b < 2**30 else f"{b / 2**30:.2f} GiB"
+
+
+def table(title, rows, ref_name):
+    """rows: list of (name, measure-dict, note). Ratios are peer / reference
+    (how many times faster the reference, normally voxa, is)."""
+    ref = next(r[1] for r in rows if r[0] == ref_name)
+    out = [f"### {title}", "",
+           "| method | median | min-max | vs voxa | peak RSS | note |",
+           "|---|---|---|---|---|---|"]
+    for name, m, note in rows:
+        ratio = m["median"] / ref["median"]
+        out.append(f"| {name} | {fmt_time(m['median'])} | {fmt_time(m['min'])}-"
+                   f"{fmt_time(m['max'])} | {ratio:.1f}x | {fmt_bytes(m['peak_bytes'])} | {note} |")
+    return "\n".join(out) + "\n"
+
+
+def machine():
+    cpu = platform.processor() or "cpu"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    import scipy
+    return (f"{cpu}, {os.cpu_count()} cpus, Python {platform.python_version()}, "
+            f"numpy {np.__version__}, scipy {scipy.__version__}, "
+            f"{time.strftime('%Y-%m-%d')}")

@@ -1,0 +1,57 @@
+/* Shared helpers of the voxa CLI: option parsing, lists, errors, progress.
+ * Only cli/ may print or exit. Exit codes: 0 ok, 1 failure, 2 usage error. */
+#ifndef VOXA_CLI_H
+#define VOXA_CLI_H
+
+#include "voxa.h"
+
+#include <stdbool.h>
+
+#define CLI_OK 0
+#define CLI_FAIL 1
+#define CLI_USAGE 2
+#define CLI_HELP_SHOWN (-1) /* --help was printed: exit 0 */
+
+/* Every subcommand is `int voxa_cmd_<name>(int argc, char **argv)` (argv[0]
+ * is the command name) with `extern const char voxa_cmd_<name>_help[]`
+ * whose first line is a one-line summary. */
+#define VOXA_CMD(name)                                                         \
+    int voxa_cmd_##name(int argc, char **argv);                                \
+    extern const char voxa_cmd_##name##_help[];
+#include "cli_commands.h"
+#undef VOXA_CMD
+
+/* One option: "--name" with a value (value != NULL) or a flag (flag != NULL). */
+typedef struct cli_option {
+    const char *name;
+    const char **value;
+    bool *flag;
+} cli_option;
+
+/* Parse argv[1..]: options from `opts` (accepting --name V and --name=V) and
+ * up to max_pos positionals. Prints a usage error and returns CLI_USAGE, or
+ * prints help and returns CLI_HELP_SHOWN for -h/--help, else CLI_OK. */
+int cli_parse(int argc, char **argv, const cli_option *opts, int nopts,
+              const char *help, const char **pos, int max_pos, int *npos);
+
+/* Print "voxa: <cmd>: <message>" to stderr; return `code`. */
+int cli_error(const char *cmd, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Report a library failure with voxa_last_error(); returns CLI_FAIL. */
+int cli_fail(const char *cmd, voxa_status s);
+
+/* Comma-separated lists. Return the count, or -1 (bad syntax or > max). */
+int cli_parse_int64s(const char *s, int64_t *out, int max);
+int cli_parse_doubles(const char *s, double *out, int max);
+/* A whole-string number; false if junk follows or it is not finite. */
+bool cli_parse_double(const char *s, double *out);
+bool cli_parse_int(const char *s, long *out);
+
+/* Progress callback drawing a bar on stderr when it is a terminal. `user` is
+ * the label (const char *). */
+int cli_progress(int64_t done, int64_t total, void *user);
+
+/* The extension of a path including the dot ("" if none). */
+const char *cli_ext(const char *path);
+
+#endif

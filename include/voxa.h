@@ -1,0 +1,10 @@
+/* voxa: fast, exact, lean processing of big 2D/3D microscopy images.
+ * The one public header: include it, link -lvoxa (pkg-config voxa). */
+#ifndef VOXA_H
+#define VOXA_H
+
+#include "voxa/core.h"
+#include "voxa/io.h"
+/* families below */
+
+#endif

@@ -1,0 +1,24 @@
+"""voxa: fast, exact, lean processing of big 2D/3D microscopy images.
+
+NumPy arrays in, NumPy arrays out; the C library does the work with the GIL
+released. Where scipy.ndimage or scikit-image define an operation, voxa gives
+the same answer with the same arguments.
+"""
+from . import _voxa
+from .io import imread, imwrite
+
+__version__ = _voxa.version()
+
+
+def set_threads(n):
+    """Use n worker threads for later calls (0 restores the default:
+    VOXA_NUM_THREADS, else all cores). Results never depend on it."""
+    _voxa.set_threads(int(n))
+
+
+def get_threads():
+    """The number of worker threads calls will use."""
+    return _voxa.get_threads()
+
+
+__all__ = ["imread", "imwrite", "set_threads", "get_threads", "__version__"]

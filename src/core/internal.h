@@ -1,0 +1,83 @@
+/* Internal helpers shared across the library (prefix voxa__). Not installed. */
+#ifndef VOXA_INTERNAL_H
+#define VOXA_INTERNAL_H
+
+#include "voxa.h"
+#include <stdarg.h>
+#include <stdbool.h>
+
+/* Record a failure: sets the thread-local message and returns `s`. */
+voxa_status voxa__error(voxa_status s, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Early return with a message when `cond` holds. */
+#define VOXA_FAIL_IF(cond, status, ...)                                        \
+    do {                                                                       \
+        if (cond) return voxa__error((status), __VA_ARGS__);                  \
+    } while (0)
+
+/* Jump to the function's `done:` label with a status and a message. */
+#define VOXA_GOTO_IF(cond, status, ...)                                        \
+    do {                                                                       \
+        if (cond) {                                                            \
+            st = voxa__error((status), __VA_ARGS__);                           \
+            goto done;                                                         \
+        }                                                                      \
+    } while (0)
+
+#define VOXA_CHECK(expr)                                                       \
+    do {                                                                       \
+        voxa_status st_ = (expr);                                              \
+        if (st_ != VOXA_OK) return st_;                                        \
+    } while (0)
+
+/* Aligned, overflow-checked allocation; NULL on failure (no message). */
+void *voxa__malloc(size_t n, size_t size);
+void *voxa__calloc(size_t n, size_t size);
+void voxa__free(void *p);
+/* n * size with overflow check: returns false on overflow. */
+bool voxa__mul_size(size_t n, size_t size, size_t *out);
+
+/* ---- parallel loops (the one place that runs them) ---------------------- */
+
+/* Body of a parallel loop over [begin, end): returns VOXA_OK or an error
+ * (after voxa__error). `tid` is 0..nthreads-1. */
+typedef voxa_status (*voxa__range_fn)(int64_t begin, int64_t end, int tid,
+                                      void *ctx);
+
+/* Number of threads a parallel loop of `n` items would use now. */
+int voxa__threads_for(int64_t n);
+
+/* Split [0, n) into contiguous blocks of at least `grain` items, run them in
+ * parallel. Blocks are a pure function of (n, grain, threads); every block is
+ * run once. The first failing block (lowest begin) wins, and its message is
+ * copied to the calling thread. */
+voxa_status voxa__parallel_for(int64_t n, int64_t grain, voxa__range_fn fn,
+                               void *ctx);
+
+/* ---- progress ------------------------------------------------------------ */
+
+/* Report progress from the calling thread; VOXA_ECANCELLED if the user said
+ * stop. NULL progress is allowed. */
+voxa_status voxa__progress(const voxa_progress *p, int64_t done, int64_t total);
+
+/* ---- array helpers ------------------------------------------------------- */
+
+/* Byte offset of a multi-index. */
+static inline int64_t voxa__offset(const voxa_array *a, const int64_t *idx) {
+    int64_t off = 0;
+    for (int d = 0; d < a->ndim; d++) off += idx[d] * a->strides[d];
+    return off;
+}
+
+/* True if two arrays have the same ndim and shape. */
+bool voxa__same_shape(const voxa_array *a, const voxa_array *b);
+
+/* Copy any-strided `in` into a freshly allocated C-contiguous array of the
+ * same dtype (used by fast paths that need contiguity). */
+voxa_status voxa__contiguous_copy(const voxa_array *in, voxa_array *out);
+
+/* Write a shape as "(a, b, c)" into buf. */
+const char *voxa__shape_str(const voxa_array *a, char *buf, size_t n);
+
+#endif

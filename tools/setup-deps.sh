@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Install the Debian packages voxa builds and tests with, if any is missing.
+# Idempotent and quick when everything is present; needs root (or sudo) only
+# when something must be installed.
+set -euo pipefail
+pkgs=(build-essential cmake pkg-config python3-venv python3-dev
+      libtiff-dev libfftw3-dev
+      clang libclang-rt-14-dev)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+echo "setup: installing ${missing[*]}"
+SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -3,8 +3,9 @@ ratios to peers, a markdown table. Every bench_*.py uses it so all figures are
 measured the same way.
 
 Peak memory: Linux's VmHWM (peak RSS) is reset through /proc/self/clear_refs
-before each measured call, so the figure is the call's own peak resident set
-(including what was already resident, e.g. the inputs)."""
+before each measured call; a call's "added peak" is its VmHWM minus the RSS
+just before it: what the call itself needed on top of what was resident (its
+outputs and temporaries; inputs allocated beforehand are not counted)."""
 import os
 import platform
 import statistics
@@ -32,7 +33,8 @@ def _reset_peak():
 
 def measure(fn, repeats=5, warmup=1, max_seconds=None):
     """Run fn() warmup + repeats times. Returns dict(median, min, max, times,
-    peak_bytes, base_bytes, result). If one call exceeds max_seconds, stops
+    peak_bytes (process peak RSS), added_bytes (peak above the RSS at the
+    call's start), result). If one call exceeds max_seconds, stops
     after it (fewer repeats)."""
     result = None
     for _ in range(warmup):
@@ -40,20 +42,21 @@ def measure(fn, repeats=5, warmup=1, max_seconds=None):
         result = fn()
         if max_seconds and time.perf_counter() - t0 > max_seconds:
             repeats = min(repeats, 1)
-    times, peak = [], 0
-    base = _read_status("VmRSS")
+    times, peak, added = [], 0, 0
     for _ in range(repeats):
         result = None
-        base = min(base, _read_status("VmRSS"))
+        base = _read_status("VmRSS")
         _reset_peak()
         t0 = time.perf_counter()
         result = fn()
         times.append(time.perf_counter() - t0)
-        peak = max(peak, _read_status("VmHWM"))
+        hwm = _read_status("VmHWM")
+        peak = max(peak, hwm)
+        added = max(added, hwm - base)
         if max_seconds and times[-1] > max_seconds:
             break
     return dict(median=statistics.median(times), min=min(times), max=max(times),
-                times=times, peak_bytes=peak, base_bytes=base, result=result)
+                times=times, peak_bytes=peak, added_bytes=added, result=result)
 
 
 def fmt_time(s):
@@ -69,16 +72,16 @@ def fmt_bytes(b):
 
 
 def table(title, rows, ref_name):
-    """rows: list of (name, measure-dict, note). Ratios are peer / reference
-    (how many times faster the reference, normally voxa, is)."""
+    """rows: list of (name, measure-dict, note). "time vs voxa" is the row's
+    median over the reference row's (how many times slower than voxa)."""
     ref = next(r[1] for r in rows if r[0] == ref_name)
     out = [f"### {title}", "",
-           "| method | median | min-max | vs voxa | peak RSS | note |",
+           "| method | median | min-max | time vs voxa | added peak RSS | note |",
            "|---|---|---|---|---|---|"]
     for name, m, note in rows:
         ratio = m["median"] / ref["median"]
         out.append(f"| {name} | {fmt_time(m['median'])} | {fmt_time(m['min'])}-"
-                   f"{fmt_time(m['max'])} | {ratio:.1f}x | {fmt_bytes(m['peak_bytes'])} | {note} |")
+                   f"{fmt_time(m['max'])} | {ratio:.1f}x | {fmt_bytes(m['added_bytes'])} | {note} |")
     return "\n".join(out) + "\n"
 
 

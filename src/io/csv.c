@@ -24,6 +24,7 @@
 #include "internal.h"
 
 #include <ctype.h>
+#include <limits.h>
 #include <stdio.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -131,9 +132,23 @@ static locale_t c_locale;
 static pthread_once_t c_locale_once = PTHREAD_ONCE_INIT;
 static void make_c_locale(void) { c_locale = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0); }
 
+static double cell_number(const char *s, size_t n);
+
 /* The number in a whole cell, or NaN. */
 static double cell_value(const char *s, size_t n) {
+    /* Spaces may remain inside quotes: trim them here too. */
+    while (n && (*s == ' ' || *s == '\t' || *s == '\r' || *s == '\n')) s++, n--;
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r' || s[n - 1] == '\n'))
+        n--;
     if (n == 0) return NAN;
+    char save = s[n];
+    ((char *)s)[n] = '\0'; /* the cell buffer is ours */
+    double v = cell_number(s, n);
+    ((char *)s)[n] = save;
+    return v;
+}
+
+static double cell_number(const char *s, size_t n) {
     const char *t = s;
     if (*t == '+' || *t == '-') t++;
     if (t[0] == '0' && (t[1] == 'x' || t[1] == 'X')) return NAN; /* no hex floats */
@@ -210,10 +225,9 @@ voxa_status voxa_csv_parse(const char *text, size_t len, voxa_table *t) {
             st = read_field(&ps, &eol);
             if (st != VOXA_OK) goto done;
             if (k < t->ncols) row[k] = cell_value(ps.cell, ps.cell_len);
+            VOXA_GOTO_IF(k == INT_MAX, VOXA_EFORMAT, "CSV line %lld: too many fields",
+                         (long long)line);
             k++;
-            VOXA_GOTO_IF(k > t->ncols, VOXA_EFORMAT,
-                         "CSV line %lld has more than the header's %d fields", (long long)line,
-                         t->ncols);
         }
         VOXA_GOTO_IF(k != t->ncols, VOXA_EFORMAT, "CSV line %lld has %d fields, the header has %d",
                      (long long)line, k, t->ncols);

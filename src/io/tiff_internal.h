@@ -10,11 +10,13 @@
 #include "internal.h"
 
 #include <stdio.h>
+#include <string.h>
 #include <tiffio.h>
 
 typedef struct tiffmsg {
     char text[480];
     int have;
+    const char *name; /* file name libtiff puts in its messages: cut out */
 } tiffmsg;
 
 static inline void tiffmsg_reset(tiffmsg *m) {
@@ -32,6 +34,12 @@ static int tiffmsg_on_error(TIFF *tif, void *user, const char *module, const cha
     if (k < 0 || (size_t)k >= sizeof m->text) k = 0;
     vsnprintf(m->text + k, sizeof m->text - (size_t)k, fmt, ap);
     m->have = 1;
+    /* libtiff repeats the file name ("name: Cannot read ..."); our message
+     * names the file already. */
+    size_t nl = m->name ? strlen(m->name) : 0;
+    char *at = nl ? strstr(m->text, m->name) : NULL;
+    if (at && at[nl] == ':' && at[nl + 1] == ' ')
+        memmove(at, at + nl + 2, strlen(at + nl + 2) + 1);
     return 1; /* handled: libtiff's global handler (stderr) is not called */
 }
 
@@ -44,6 +52,7 @@ static int tiffmsg_on_warning(TIFF *tif, void *user, const char *module, const c
 /* TIFFOpenExt with the capturing handlers. NULL on failure (m says why). */
 static inline TIFF *voxa__tiff_open(const char *path, const char *mode, tiffmsg *m) {
     tiffmsg_reset(m);
+    m->name = path;
     TIFFOpenOptions *o = TIFFOpenOptionsAlloc();
     if (!o) {
         snprintf(m->text, sizeof m->text, "out of memory");

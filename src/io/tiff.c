@@ -361,6 +361,30 @@ static voxa_status read_raw_stack(reader *r, const pageinfo *p, int64_t n, uint6
     return VOXA_OK;
 }
 
+/* libtiff reads a directory whose "next IFD" pointer is cut off by the end
+ * of the file as the last one, silently: a file truncated right there would
+ * read as fewer pages. Check that the current directory (entry count,
+ * entries, next pointer) lies inside the file. */
+static voxa_status check_ifd_inside(reader *r) {
+    uint64_t off = TIFFCurrentDirOffset(r->tif);
+    const int big = TIFFIsBigTIFF(r->tif);
+    const int64_t cnt_size = big ? 8 : 2, entry = big ? 20 : 12, next = big ? 8 : 4;
+    uint8_t order[2] = {0}, b[8] = {0};
+    int fd = open(r->path, O_RDONLY);
+    VOXA_FAIL_IF(fd < 0, VOXA_EIO, "cannot open '%s': %s", r->path, strerror(errno));
+    ssize_t got = pread(fd, order, 2, 0) == 2 ? pread(fd, b, (size_t)cnt_size, (off_t)off) : -1;
+    close(fd);
+    uint64_t cnt = 0;
+    const int le = order[0] == 'I'; /* "II" little-endian, "MM" big-endian */
+    for (int64_t i = 0; i < cnt_size; i++)
+        cnt = cnt << 8 | b[le ? cnt_size - 1 - i : i];
+    VOXA_FAIL_IF(got != cnt_size || cnt > (uint64_t)r->file_size ||
+                     (int64_t)off + cnt_size + (int64_t)cnt * entry + next > r->file_size,
+                 VOXA_EFORMAT, "'%s' is truncated: the last page's directory is cut off",
+                 r->path);
+    return VOXA_OK;
+}
+
 /* Shape of the result: [pages,] then the page's (h, w[, s]) or (s, h, w). */
 static int result_shape(const pageinfo *p, int64_t npages, int64_t *shape) {
     int nd = 0;
@@ -406,7 +430,11 @@ voxa_status voxa_tiff_read(const char *path, voxa_array *out) {
             goto done;
         }
         npages++;
-        if (TIFFLastDirectory(r.tif)) break;
+        if (TIFFLastDirectory(r.tif)) {
+            st = check_ifd_inside(&r);
+            if (st != VOXA_OK) goto done;
+            break;
+        }
         tiffmsg_reset(&r.msg);
         if (!TIFFReadDirectory(r.tif)) {
             st = fail(&r, VOXA_EFORMAT, "cannot read the next page's directory",

@@ -28,10 +28,39 @@ VOXA_API voxa_status voxa_npy_parse_header(const void *buf, size_t len,
                                            int *swap, size_t *data_offset);
 
 /** TIFF: 2D (one page) or 3D (pages along axis 0); u8, i8, u16, i16, u32,
- *  i32, f32, f64 (bool written as u8). Striped or tiled, any libtiff codec;
- *  BigTIFF written when the data exceed 2 GiB. */
+ *  i32, u64, i64, f32, f64 (bool written as u8; 1-bit pages read as bool).
+ *  Striped or tiled, any libtiff codec, classic or BigTIFF, ImageJ stacks
+ *  (also ImageJ's > 4 GB single-IFD "raw contiguous" files). Pages must all
+ *  have the same size and type (EFORMAT names the first that differs).
+ *  Several samples per pixel add an axis where tifffile puts it: last for
+ *  interleaved pixels (..., h, w, s), before (h, w) for separate planes. */
 VOXA_API voxa_status voxa_tiff_read(const char *path, voxa_array *out);
+/** Write a 2D array as one page or a 3D array as pages along axis 0,
+ *  uncompressed, classic TIFF unless the data exceed 2 GiB (then BigTIFF).
+ *  Same as voxa_tiff_write_opts(path, a, NULL). */
 VOXA_API voxa_status voxa_tiff_write(const char *path, const voxa_array *a);
+
+/** Compression of written TIFF pages. Both are read by tifffile without
+ *  imagecodecs. */
+typedef enum voxa_tiff_compression {
+    VOXA_TIFF_NONE = 0,
+    VOXA_TIFF_DEFLATE = 1 /* zlib, TIFF Compression 8 (Adobe deflate) */
+} voxa_tiff_compression;
+
+/** Options of voxa_tiff_write_opts; zero-initialised means the defaults. */
+typedef struct voxa_tiff_options {
+    voxa_tiff_compression compression;
+    int level;             /* deflate level 1..9; 0 = 6 */
+    int64_t bigtiff_above; /* BigTIFF when the pixel bytes exceed this; 0 = 2 GiB,
+                              negative = always BigTIFF */
+} voxa_tiff_options;
+
+/** voxa_tiff_write with options (NULL = defaults). Arrays: ndim 2 or 3, no
+ *  zero-length axis, any dtype (bool is written as uint8 0/1), any strides.
+ *  Errors: EUNSUPPORTED (ndim, empty), EINVAL (options), EIO (cannot create
+ *  or write; no file and no temporary is left behind). */
+VOXA_API voxa_status voxa_tiff_write_opts(const char *path, const voxa_array *a,
+                                          const voxa_tiff_options *opts);
 
 /* ---- CSV tables ----------------------------------------------------------- */
 

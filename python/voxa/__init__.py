@@ -5,7 +5,7 @@ released. Where scipy.ndimage or scikit-image define an operation, voxa gives
 the same answer with the same arguments.
 """
 from . import _voxa
-from .io import imread, imwrite
+from .io import imread, imwrite, read_csv
 from .points import balls
 
 __version__ = _voxa.version()
@@ -22,4 +22,8 @@ def get_threads():
     return _voxa.get_threads()
 
 
-__all__ = ["balls", "imread", "imwrite", "set_threads", "get_threads", "__version__"]
+__all__ = [
+    "set_threads", "get_threads", "__version__",
+    "imread", "imwrite", "read_csv",  # io
+    "balls",  # points
+]

@@ -125,6 +125,10 @@ voxa_status voxa_npy_parse_header(const void *buf, size_t len, voxa_dtype *dtype
         VOXA_FAIL_IF(!parse_string(&c, key, sizeof key) || !accept(&c, ':'), VOXA_EFORMAT,
                      "malformed .npy header: expected 'key':");
         if (!strcmp(key, "descr")) {
+            skip_ws(&c);
+            VOXA_FAIL_IF(c.p < c.end && *c.p == '[', VOXA_EUNSUPPORTED,
+                         "unsupported .npy dtype: structured (record) arrays are not "
+                         "supported");
             VOXA_FAIL_IF(!parse_string(&c, descr, sizeof descr), VOXA_EFORMAT,
                          "malformed .npy header: bad descr");
             VOXA_FAIL_IF(!parse_descr(descr, dtype, swap), VOXA_EUNSUPPORTED,
@@ -206,9 +210,19 @@ voxa_status voxa_npy_read(const char *path, voxa_array *out) {
     size_t offset;
     st = voxa_npy_parse_header(hdr, hlen, &t, &ndim, shape, &fortran, &swap, &offset);
     if (st != VOXA_OK) {
-        st = voxa__error(st, "'%s': %s", path, voxa_last_error());
+        /* Copy first: the message is formatted into the buffer it reads. */
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s", voxa_last_error());
+        st = voxa__error(st, "'%s': %s", path, msg);
         goto done;
     }
+    /* Check the data is there before allocating (a corrupt header may
+     * announce terabytes). parse_header guarantees no overflow. */
+    int64_t want = (int64_t)voxa_dtype_size(t);
+    for (int d = 0; d < ndim; d++) want *= shape[d];
+    VOXA_GOTO_IF((int64_t)sb.st_size - (int64_t)offset < want, VOXA_EFORMAT,
+                 "'%s' is truncated: %lld bytes of data expected, %lld present", path,
+                 (long long)want, (long long)((int64_t)sb.st_size - (int64_t)offset));
     int64_t rev[VOXA_MAXDIM];
     for (int d = 0; d < ndim; d++) rev[d] = shape[ndim - 1 - d];
     st = voxa_array_new(out, t, ndim, fortran ? rev : shape);
@@ -222,10 +236,7 @@ voxa_status voxa_npy_read(const char *path, voxa_array *out) {
             out->strides[d] = rev[d];
         }
     }
-    int64_t bytes = voxa_array_size(out) * (int64_t)voxa_dtype_size(t);
-    VOXA_GOTO_IF((int64_t)sb.st_size - (int64_t)offset < bytes, VOXA_EFORMAT,
-                 "'%s' is truncated: %lld bytes of data expected, %lld present", path,
-                 (long long)bytes, (long long)((int64_t)sb.st_size - (int64_t)offset));
+    int64_t bytes = want;
     VOXA_GOTO_IF(fseek(f, (long)offset, SEEK_SET) != 0, VOXA_EIO, "cannot seek in '%s'", path);
     VOXA_GOTO_IF(bytes && fread(out->data, 1, (size_t)bytes, f) != (size_t)bytes, VOXA_EIO,
                  "cannot read '%s': %s", path, ferror(f) ? strerror(errno) : "short read");

@@ -117,7 +117,7 @@ static voxa_status count_block(int64_t b, int64_t e, int tid, void *ctx) {
     line_index(P, b, idx);
     for (int64_t l = b; l < e; l++, line_next(P, idx))
         P->line_off[l + 1] = P->runs_fn(P->in + line_offset(idx, P->istr, P->nd), P->w,
-                                        P->istr[P->nd - 1], P->merge, NULL);
+                                        P->istr[P->nd - 1], P->merge, NULL, 0);
     return VOXA_OK;
 }
 
@@ -127,7 +127,7 @@ static voxa_status fill_block(int64_t b, int64_t e, int tid, void *ctx) {
     line_index(P, b, idx);
     for (int64_t l = b; l < e; l++, line_next(P, idx))
         P->runs_fn(P->in + line_offset(idx, P->istr, P->nd), P->w, P->istr[P->nd - 1],
-                   P->merge, P->runs + P->line_off[l]);
+                   P->merge, P->runs + P->line_off[l], l == e - 1 && e < P->nlines);
     for (int64_t r = P->line_off[b]; r < P->line_off[e]; r++) P->parent[r] = r;
     return VOXA_OK;
 }
@@ -166,6 +166,7 @@ static void unite_lines(const plan *P, int64_t l, int64_t m, unsigned mask) {
         int64_t alo = (int64_t)R[i].s + dmin, ahi = (int64_t)R[i].e - 1 + dmax;
         while (j < je && (int64_t)R[j].e - 1 < alo) j++;
         if (j == je) break;
+        int64_t *par = P->parent, ri = -1; /* root of run i, found lazily */
         for (int64_t k = j; k < je && (int64_t)R[k].s <= ahi; k++) {
             if (gap) {
                 /* differences x_b - x_a span [lo, hi]: need -1 or +1 inside */
@@ -173,7 +174,16 @@ static void unite_lines(const plan *P, int64_t l, int64_t m, unsigned mask) {
                 int64_t hi = (int64_t)R[k].e - 1 - (int64_t)R[i].s;
                 if (!((lo <= -1 && -1 <= hi) || (lo <= 1 && 1 <= hi))) continue;
             }
-            unite(P->parent, i, k);
+            /* ri stays a root: only this loop links, and it links to it or
+             * moves it to the new (smaller) root */
+            if (ri < 0) ri = find(par, i);
+            int64_t rk = find(par, k);
+            if (rk < ri) {
+                par[ri] = rk;
+                ri = rk;
+            } else if (ri < rk) {
+                par[rk] = ri;
+            }
         }
     }
 }

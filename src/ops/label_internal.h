@@ -13,9 +13,11 @@ typedef struct voxa__run {
 /* Count (dst == NULL) or store the runs of one line of `n` elements starting
  * at `p`, `st` bytes apart. merge != 0: adjacent foreground voxels form one
  * run; merge == 0: every foreground voxel is its own run (a structure
- * without the last-axis neighbour). Returns the number of runs. */
+ * without the last-axis neighbour). Returns the number of runs. The fast
+ * fill also writes the one run slot after the line's runs: pass safe != 0
+ * when that slot is not the caller's to scribble on. */
 typedef int64_t (*voxa__runs_fn)(const char *p, int64_t n, int64_t st, int merge,
-                                 voxa__run *dst);
+                                 voxa__run *dst, int safe);
 
 /* Write one output line: `lab[k]` over run k, 0 elsewhere. */
 typedef void (*voxa__write_fn)(char *p, int64_t n, int64_t st, const voxa__run *runs,

@@ -27,12 +27,39 @@
 
 #include <string.h>
 
-/* The scan of one line, with the element read as `LOAD(i)`. */
-#define SCAN_BODY(T, LOAD, CONTIG)                                             \
+/* Counting: boundaries (a foreground voxel after background, or the reverse,
+ * including the line's ends) are counted without a branch; runs are half of
+ * them. With merge == 0 every foreground voxel is a run. */
+#define COUNT_BODY(LOAD)                                                       \
+    int64_t c = 0;                                                             \
+    if (!merge) {                                                              \
+        for (int64_t i = 0; i < n; i++) c += LOAD(i) != 0;                     \
+        return c;                                                              \
+    }                                                                          \
+    int first = LOAD(0) != 0, last = LOAD(n - 1) != 0;                         \
+    for (int64_t i = 1; i < n; i++) c += (LOAD(i) != 0) != (LOAD(i - 1) != 0); \
+    return (c + first + last) / 2;
+
+/* Filling: the boundary positions are stored as a flat uint32 list, which is
+ * exactly the (s, e) layout of voxa__run. The loop stores at the current slot
+ * for every voxel and advances only on a boundary (no branch to mispredict on
+ * noisy masks); so it also writes the slot just past the line's runs, which
+ * the caller guarantees is its own (see `safe`). Outside a run, contiguous
+ * lines skip 32 zero bytes at a time. */
+#define FILL_BODY(T, LOAD, CONTIG)                                             \
+    uint32_t *b = (uint32_t *)(void *)dst;                                     \
     int64_t c = 0, i = 0;                                                      \
+    if (!merge) {                                                              \
+        for (; i < n; i++) {                                                   \
+            b[2 * c] = (uint32_t)i;                                            \
+            b[2 * c + 1] = (uint32_t)i + 1;                                    \
+            c += LOAD(i) != 0;                                                 \
+        }                                                                      \
+        return c;                                                              \
+    }                                                                          \
+    int prev = 0;                                                              \
     while (i < n) {                                                            \
-        if (CONTIG) {                                                          \
-            /* skip 32 zero bytes at a time */                                 \
+        if (CONTIG && !prev) {                                                 \
             const int64_t per = 32 / (int64_t)sizeof(T);                       \
             while (i + per <= n) {                                             \
                 uint64_t w[4];                                                 \
@@ -41,25 +68,48 @@
                 i += per;                                                      \
             }                                                                  \
         }                                                                      \
+        int64_t stop = n - i > 256 ? i + 256 : n;                              \
+        for (; i < stop; i++) {                                                \
+            int f = LOAD(i) != 0;                                              \
+            b[c] = (uint32_t)i;                                                \
+            c += f ^ prev;                                                     \
+            prev = f;                                                          \
+        }                                                                      \
+    }                                                                          \
+    if (prev) b[c++] = (uint32_t)n;                                            \
+    return c / 2;
+
+/* The same with a branch per run and no store past the line's runs: used
+ * for a line whose next slot belongs to another thread. */
+#define SAFE_BODY(LOAD)                                                        \
+    int64_t c = 0, i = 0;                                                      \
+    while (i < n) {                                                            \
         while (i < n && !(LOAD(i) != 0)) i++;                                  \
         if (i >= n) break;                                                     \
         int64_t s = i++;                                                       \
         if (merge)                                                             \
             while (i < n && LOAD(i) != 0) i++;                                 \
-        if (dst) {                                                             \
-            dst[c].s = (uint32_t)s;                                            \
-            dst[c].e = (uint32_t)i;                                            \
-        }                                                                      \
+        dst[c].s = (uint32_t)s;                                                \
+        dst[c].e = (uint32_t)i;                                                \
         c++;                                                                   \
     }                                                                          \
     return c;
 
+#define SCAN_BODY(T, LOAD, CONTIG)                                             \
+    if (n == 0) return 0;                                                      \
+    if (!dst) {                                                                \
+        COUNT_BODY(LOAD)                                                       \
+    } else if (safe) {                                                         \
+        SAFE_BODY(LOAD)                                                        \
+    } else {                                                                   \
+        FILL_BODY(T, LOAD, CONTIG)                                             \
+    }
+
 #define RUNS_KERNEL(T, name)                                                   \
     static int64_t runs_##name(const char *p, int64_t n, int64_t st, int merge, \
-                               voxa__run *dst) {                               \
+                               voxa__run *dst, int safe) {                     \
         if (st == (int64_t)sizeof(T)) {                                        \
             const T *a = (const T *)(const void *)p;                           \
-            (void)a;                                                           \
             SCAN_BODY(T, CLOAD, 1)                                             \
         } else {                                                               \
             SCAN_BODY(T, SLOAD, 0)                                             \
@@ -118,6 +168,24 @@ voxa__runs_fn voxa__label_runs_kernel(voxa_dtype t) {
 
 /* ---- output ---------------------------------------------------------------- */
 
+/* Fill a[y, end) with v, where the line has n elements. Short spans (the
+ * usual case on noisy masks) use fixed 8-element stores that may run past
+ * `end` (never past n): the caller writes the spans in increasing order, so
+ * whatever spills over is overwritten by the next span. Long spans use one
+ * memset (zeros) or a plain loop the compiler vectorises. */
+#define SPAN_FILL(T, a, y, end, n, v)                                          \
+    do {                                                                       \
+        int64_t y_ = (y), end_ = (end);                                        \
+        if (end_ - y_ >= 64) {                                                 \
+            if ((v) == 0) memset((a) + y_, 0, (size_t)(end_ - y_) * sizeof(T)); \
+            else for (; y_ < end_; y_++) (a)[y_] = (v);                        \
+            break;                                                             \
+        }                                                                      \
+        for (; y_ < end_ && y_ + 8 <= (n); y_ += 8)                            \
+            for (int q_ = 0; q_ < 8; q_++) (a)[y_ + q_] = (v);                 \
+        for (; y_ < end_; y_++) (a)[y_] = (v);                                 \
+    } while (0)
+
 #define WRITE_KERNEL(T, name)                                                  \
     static void write_##name(char *p, int64_t n, int64_t st, const voxa__run *r, \
                              int64_t nr, const int64_t *lab) {                 \
@@ -125,11 +193,11 @@ voxa__runs_fn voxa__label_runs_kernel(voxa_dtype t) {
             T *a = (T *)(void *)p;                                             \
             int64_t x = 0;                                                     \
             for (int64_t k = 0; k < nr; k++) {                                 \
-                if (r[k].s > x) memset(a + x, 0, (size_t)(r[k].s - x) * sizeof(T)); \
-                T v = (T)lab[k];                                               \
-                for (x = r[k].s; x < (int64_t)r[k].e; x++) a[x] = v;           \
+                SPAN_FILL(T, a, x, (int64_t)r[k].s, n, (T)0);                  \
+                SPAN_FILL(T, a, (int64_t)r[k].s, (int64_t)r[k].e, n, (T)lab[k]); \
+                x = r[k].e;                                                    \
             }                                                                  \
-            if (n > x) memset(a + x, 0, (size_t)(n - x) * sizeof(T));          \
+            SPAN_FILL(T, a, x, n, n, (T)0);                                    \
         } else {                                                               \
             int64_t x = 0;                                                     \
             T zero = 0;                                                        \

@@ -125,9 +125,15 @@ static voxa_status fill_block(int64_t b, int64_t e, int tid, void *ctx) {
     plan *P = ctx;
     int64_t idx[VOXA_MAXDIM];
     line_index(P, b, idx);
+    /* The fast fill scribbles on the slot after a line's runs; from the last
+     * line with runs on (all of whose followers in the block are empty),
+     * that slot is the next block's, so those lines take the careful path. */
+    int64_t end_slot = P->line_off[e];
+    int last_block = e == P->nlines;
     for (int64_t l = b; l < e; l++, line_next(P, idx))
         P->runs_fn(P->in + line_offset(idx, P->istr, P->nd), P->w, P->istr[P->nd - 1],
-                   P->merge, P->runs + P->line_off[l], l == e - 1 && e < P->nlines);
+                   P->merge, P->runs + P->line_off[l],
+                   !last_block && P->line_off[l + 1] == end_slot);
     for (int64_t r = P->line_off[b]; r < P->line_off[e]; r++) P->parent[r] = r;
     return VOXA_OK;
 }

@@ -5,6 +5,7 @@
 
 #include "voxa/core.h"
 #include "voxa/io.h"
+#include "voxa/label.h"
 /* families below */
 #include "voxa/balls.h"
 

@@ -6,6 +6,7 @@ the same answer with the same arguments.
 """
 from . import _voxa
 from .io import imread, imwrite, read_csv
+from .measure import label
 from .points import balls
 
 __version__ = _voxa.version()
@@ -26,4 +27,5 @@ __all__ = [
     "set_threads", "get_threads", "__version__",
     "imread", "imwrite", "read_csv",  # io
     "balls",  # points
+    "label",  # measure
 ]

@@ -1,0 +1,34 @@
+/* Shared between label.c (planning, union-find, numbering) and label_runs.c
+ * (typed run extraction and output writing). Not installed. */
+#ifndef VOXA_LABEL_INTERNAL_H
+#define VOXA_LABEL_INTERNAL_H
+
+#include "internal.h"
+
+/* One run of foreground voxels along the last axis: x in [s, e). */
+typedef struct voxa__run {
+    uint32_t s, e;
+} voxa__run;
+
+/* Count (dst == NULL) or store the runs of one line of `n` elements starting
+ * at `p`, `st` bytes apart. merge != 0: adjacent foreground voxels form one
+ * run; merge == 0: every foreground voxel is its own run (a structure
+ * without the last-axis neighbour). Returns the number of runs. The fast
+ * fill also writes the one run slot after the line's runs: pass safe != 0
+ * when that slot is not the caller's to scribble on. */
+typedef int64_t (*voxa__runs_fn)(const char *p, int64_t n, int64_t st, int merge,
+                                 voxa__run *dst, int safe);
+
+/* Write one output line: `lab[k]` over run k, 0 elsewhere. */
+typedef void (*voxa__write_fn)(char *p, int64_t n, int64_t st, const voxa__run *runs,
+                               int64_t nruns, const int64_t *lab);
+
+/* Kernels for an input dtype (folded: bool/u8/i8, u16/i16, u32/i32, u64/i64,
+ * f32, f64) and an integer output dtype (folded by size); NULL if unsupported. */
+voxa__runs_fn voxa__label_runs_kernel(voxa_dtype in);
+voxa__write_fn voxa__label_write_kernel(voxa_dtype out);
+
+/* Least voxels per parallel block (default 65536); tests may lower it. */
+extern int64_t voxa__label_min_block;
+
+#endif

@@ -48,9 +48,12 @@
  * parent/label as int64) + 8 bytes per line. Runs <= voxels/2 (a checker
  * board), ~voxels/4 for 50 % random noise, tiny for masks of blobs.
  * Limit: the last (non-unit) axis must be shorter than 2^32. */
+#define _GNU_SOURCE /* madvise(MADV_HUGEPAGE) */
 #include "label_internal.h"
 
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #define NGROUPS_MAX 1093
 
@@ -78,6 +81,23 @@ typedef struct plan {
     int64_t *parent;               /* parent, then label, of every run */
     int64_t nblocks, *block_lo;    /* union blocks (nblocks + 1 bounds) */
 } plan;
+
+/* The run tables can be tens of MB; fresh 4 KiB pages cost a fault each,
+ * which on noisy masks is a good part of the run time. Big tables ask for
+ * transparent huge pages (a hint; ignored where unsupported). Release with
+ * voxa__free (free). */
+static void *table_alloc(size_t n, size_t size) {
+    size_t bytes;
+    const size_t huge = (size_t)1 << 21;
+    if (!voxa__mul_size(n, size, &bytes)) return NULL;
+    if (bytes < 2 * huge) return voxa__malloc(n, size);
+    size_t rounded = (bytes + huge - 1) & ~(huge - 1);
+    void *p = aligned_alloc(huge, rounded);
+#ifdef MADV_HUGEPAGE
+    if (p) madvise(p, rounded, MADV_HUGEPAGE);
+#endif
+    return p;
+}
 
 /* Multi-index of line `l` (dims 0..nd-2), and its byte offsets. */
 static void line_index(const plan *P, int64_t l, int64_t *idx) {
@@ -415,8 +435,8 @@ voxa_status voxa_label(const voxa_array *in, const unsigned char *structure, int
     for (int64_t l = 0; l < P->nlines; l++) P->line_off[l + 1] += P->line_off[l];
     int64_t nruns = P->line_off[P->nlines];
     /* (at least one entry: the output pass indexes these even with no runs) */
-    P->runs = voxa__malloc((size_t)nruns + 1, sizeof *P->runs);
-    P->parent = voxa__malloc((size_t)nruns + 1, sizeof *P->parent);
+    P->runs = table_alloc((size_t)nruns + 1, sizeof *P->runs);
+    P->parent = table_alloc((size_t)nruns + 1, sizeof *P->parent);
     VOXA_GOTO_IF(!P->runs || !P->parent, VOXA_ENOMEM,
                  "label: out of memory for %lld runs (%lld bytes)", (long long)nruns,
                  (long long)nruns * 16);

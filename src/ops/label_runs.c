@@ -136,8 +136,67 @@ SLOADER(float, f32)
 SLOADER(double, f64)
 
 #define sload_v sload_u8
-RUNS_KERNEL(uint8_t, u8)
+RUNS_KERNEL(uint8_t, u8_any)
 #undef sload_v
+
+/* Bytes, contiguous (bool and uint8 masks, the common case): 64 voxels at a
+ * time as a bit mask (bit k = voxel k is non-zero), built with word
+ * arithmetic; boundaries are the set bits of mask ^ (mask << 1 | carry),
+ * stored by a loop over set bits. No branch per voxel, none per run beyond
+ * the loop exit, no store past the line's runs (so `safe` is moot), and
+ * all-zero words cost a few instructions. Little-endian only (the word
+ * loads map byte k to bits 8k..8k+7); other machines use the generic path. */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && defined(__GNUC__)
+#define LABEL_BITS 1
+static inline uint64_t nonzero_bits8(const char *q) {
+    uint64_t w, t;
+    memcpy(&w, q, 8);
+    t = (((w & 0x7f7f7f7f7f7f7f7fULL) + 0x7f7f7f7f7f7f7f7fULL) | w) & 0x8080808080808080ULL;
+    return ((t >> 7) * 0x0102040810204080ULL) >> 56; /* gather the 8 high bits */
+}
+
+static int64_t fill_bits_u8(const char *p, int64_t n, int merge, voxa__run *dst) {
+    uint32_t *b = (uint32_t *)(void *)dst;
+    int64_t c = 0;
+    uint64_t carry = 0;
+    char pad[64];
+    for (int64_t base = 0; base < n; base += 64) {
+        const char *q = p + base;
+        if (n - base < 64) { /* zero padding: a run ending at n gives bit n */
+            memset(pad, 0, sizeof pad);
+            memcpy(pad, q, (size_t)(n - base));
+            q = pad;
+        }
+        uint64_t m = 0;
+        for (int k = 0; k < 8; k++) m |= nonzero_bits8(q + 8 * k) << (8 * k);
+        if (merge) {
+            uint64_t x = m ^ ((m << 1) | carry);
+            carry = m >> 63;
+            while (x) {
+                b[c++] = (uint32_t)(base + __builtin_ctzll(x));
+                x &= x - 1;
+            }
+        } else {
+            while (m) {
+                uint32_t at = (uint32_t)(base + __builtin_ctzll(m));
+                b[c++] = at;
+                b[c++] = at + 1;
+                m &= m - 1;
+            }
+        }
+    }
+    if (carry) b[c++] = (uint32_t)n;
+    return c / 2;
+}
+#endif
+
+static int64_t runs_u8(const char *p, int64_t n, int64_t st, int merge, voxa__run *dst,
+                       int safe) {
+#ifdef LABEL_BITS
+    if (dst && st == 1) return fill_bits_u8(p, n, merge, dst);
+#endif
+    return runs_u8_any(p, n, st, merge, dst, safe);
+}
 #define sload_v sload_u16
 RUNS_KERNEL(uint16_t, u16)
 #undef sload_v

@@ -203,7 +203,9 @@ static void unite_lines(const plan *P, int64_t l, int64_t m, unsigned mask) {
             /* ri stays a root: only this loop links, and it links to it or
              * moves it to the new (smaller) root */
             if (ri < 0) ri = find(par, i);
-            int64_t rk = find(par, k);
+            int64_t rk = par[k];
+            if (rk == ri) continue; /* already joined (common in big components) */
+            rk = find(par, rk);
             if (rk < ri) {
                 par[ri] = rk;
                 ri = rk;

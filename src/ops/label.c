@@ -80,6 +80,11 @@ typedef struct plan {
     voxa__run *runs;
     int64_t *parent;               /* parent, then label, of every run */
     int64_t nblocks, *block_lo;    /* union blocks (nblocks + 1 bounds) */
+    /* bitmap union (byte masks with many runs; see label_bits.c) */
+    int64_t nw;                    /* 64-bit words per line */
+    uint64_t *bits, *starts;       /* nlines * nw each, or NULL */
+    uint32_t *pc;                  /* nlines * nw */
+    voxa__unite_bits_fn unite_bits;
 } plan;
 
 /* The run tables can be tens of MB; fresh 4 KiB pages cost a fault each,
@@ -150,6 +155,14 @@ static voxa_status fill_block(int64_t b, int64_t e, int tid, void *ctx) {
      * that slot is the next block's, so those lines take the careful path. */
     int64_t end_slot = P->line_off[e];
     int last_block = e == P->nlines;
+    if (P->bits) { /* byte masks: runs and the line bitmaps in one scan */
+        for (int64_t l = b; l < e; l++, line_next(P, idx))
+            voxa__label_fill_bits(P->in + line_offset(idx, P->istr, P->nd), P->w,
+                                  P->runs + P->line_off[l], P->bits + l * P->nw,
+                                  P->starts + l * P->nw, P->pc + l * P->nw);
+        for (int64_t r = P->line_off[b]; r < P->line_off[e]; r++) P->parent[r] = r;
+        return VOXA_OK;
+    }
     for (int64_t l = b; l < e; l++, line_next(P, idx))
         P->runs_fn(P->in + line_offset(idx, P->istr, P->nd), P->w, P->istr[P->nd - 1],
                    P->merge, P->runs + P->line_off[l],
@@ -181,6 +194,14 @@ static void unite_lines(const plan *P, int64_t l, int64_t m, unsigned mask) {
     int64_t i = P->line_off[l], ie = P->line_off[l + 1];
     int64_t j = P->line_off[m], je = P->line_off[m + 1];
     if (i == ie || j == je) return;
+    if (P->bits && (mask == 1 || mask == 2 || mask == 4)) {
+        /* one shift: one word pass (several shifts find most pairs once per
+         * shift; the sweep below is faster for those) */
+        voxa__line_bits A = {P->bits + l * P->nw, P->starts + l * P->nw, P->pc + l * P->nw, i};
+        voxa__line_bits B = {P->bits + m * P->nw, P->starts + m * P->nw, P->pc + m * P->nw, j};
+        P->unite_bits(P->parent, P->nw, &A, &B, mask);
+        return;
+    }
     const voxa__run *R = P->runs;
     int64_t dmin = (mask & 1) ? -1 : (mask & 2) ? 0 : 1;
     int64_t dmax = (mask & 4) ? 1 : (mask & 2) ? 0 : -1;
@@ -443,6 +464,32 @@ voxa_status voxa_label(const voxa_array *in, const unsigned char *structure, int
                  "label: out of memory for %lld runs (%lld bytes)", (long long)nruns,
                  (long long)nruns * 16);
     if (nruns) {
+        /* Byte masks with more than one run per 64 voxels on average: keep
+         * line bitmaps (5/16 byte per voxel, at most ~1.3x the run table)
+         * for the branch-free bitmap union. Sparse masks skip them. */
+        int64_t voxels = P->nlines * P->w;
+        int single = 0;
+        for (int g = 0; g < P->ngroups; g++)
+            single |= P->gmask[g] == 1 || P->gmask[g] == 2 || P->gmask[g] == 4;
+        if (voxa_dtype_size(in->dtype) == 1 && P->istr[P->nd - 1] == 1 && P->merge && single &&
+            nruns > voxels / 64) {
+            P->nw = (P->w + 63) / 64;
+            size_t words = (size_t)(P->nlines * P->nw);
+            P->bits = table_alloc(words, sizeof *P->bits);
+            P->starts = table_alloc(words, sizeof *P->starts);
+            P->pc = table_alloc(words, sizeof *P->pc);
+            VOXA_GOTO_IF(!P->bits || !P->starts || !P->pc, VOXA_ENOMEM,
+                         "label: out of memory for line bitmaps (%lld words)",
+                         (long long)words);
+            if (!voxa__label_fill_bits(P->in, 0, P->runs, P->bits, P->starts, P->pc)) {
+                voxa__free(P->bits); /* this build has no bitmap path */
+                voxa__free(P->starts);
+                voxa__free(P->pc);
+                P->bits = P->starts = NULL;
+                P->pc = NULL;
+            }
+            P->unite_bits = voxa__label_unite_bits_kernel();
+        }
         if ((st = voxa__parallel_for(P->nlines, grain, fill_block, P)) != VOXA_OK) goto done;
 
         /* 2. union: one block of lines per thread, then the seams */
@@ -476,6 +523,9 @@ done:
         voxa__free(P->runs);
         voxa__free(P->parent);
         voxa__free(P->block_lo);
+        voxa__free(P->bits);
+        voxa__free(P->starts);
+        voxa__free(P->pc);
         voxa__free(P);
     }
     if (st != VOXA_OK && nlabels) *nlabels = 0;

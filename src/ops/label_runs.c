@@ -155,7 +155,11 @@ static inline uint64_t nonzero_bits8(const char *q) {
     return ((t >> 7) * 0x0102040810204080ULL) >> 56; /* gather the 8 high bits */
 }
 
-static int64_t fill_bits_u8(const char *p, int64_t n, int merge, voxa__run *dst) {
+/* With `bits` non-NULL (merge only) the line's masks are kept for the
+ * bitmap union (label_bits.c): bits[w] = foreground, starts[w] = run starts,
+ * pc[w] = runs started before word w. */
+static int64_t fill_bits_u8(const char *p, int64_t n, int merge, voxa__run *dst, uint64_t *bits,
+                            uint64_t *starts, uint32_t *pc) {
     uint32_t *b = (uint32_t *)(void *)dst;
     int64_t c = 0;
     uint64_t carry = 0;
@@ -171,6 +175,12 @@ static int64_t fill_bits_u8(const char *p, int64_t n, int merge, voxa__run *dst)
         for (int k = 0; k < 8; k++) m |= nonzero_bits8(q + 8 * k) << (8 * k);
         if (merge) {
             uint64_t x = m ^ ((m << 1) | carry);
+            if (bits) {
+                int64_t w = base >> 6;
+                bits[w] = m;
+                starts[w] = m & ~((m << 1) | carry);
+                pc[w] = (uint32_t)((c + 1) >> 1);
+            }
             carry = m >> 63;
             while (x) {
                 b[c++] = (uint32_t)(base + __builtin_ctzll(x));
@@ -188,12 +198,23 @@ static int64_t fill_bits_u8(const char *p, int64_t n, int merge, voxa__run *dst)
     if (carry) b[c++] = (uint32_t)n;
     return c / 2;
 }
+
+int voxa__label_fill_bits(const char *p, int64_t n, voxa__run *dst, uint64_t *bits,
+                          uint64_t *starts, uint32_t *pc) {
+    fill_bits_u8(p, n, 1, dst, bits, starts, pc);
+    return 1;
+}
+#else
+int voxa__label_fill_bits(const char *p, int64_t n, voxa__run *dst, uint64_t *bits,
+                          uint64_t *starts, uint32_t *pc) {
+    return 0; /* no bitmap path on this machine */
+}
 #endif
 
 static int64_t runs_u8(const char *p, int64_t n, int64_t st, int merge, voxa__run *dst,
                        int safe) {
 #ifdef LABEL_BITS
-    if (dst && st == 1) return fill_bits_u8(p, n, merge, dst);
+    if (dst && st == 1) return fill_bits_u8(p, n, merge, dst, NULL, NULL, NULL);
 #endif
     return runs_u8_any(p, n, st, merge, dst, safe);
 }

@@ -471,8 +471,8 @@ voxa_status voxa_label(const voxa_array *in, const unsigned char *structure, int
         int single = 0;
         for (int g = 0; g < P->ngroups; g++)
             single |= P->gmask[g] == 1 || P->gmask[g] == 2 || P->gmask[g] == 4;
-        if (voxa_dtype_size(in->dtype) == 1 && P->istr[P->nd - 1] == 1 && P->merge && single &&
-            nruns > voxels / 64) {
+        if (voxa__label_bits_available() && voxa_dtype_size(in->dtype) == 1 &&
+            P->istr[P->nd - 1] == 1 && P->merge && single && nruns > voxels / 64) {
             P->nw = (P->w + 63) / 64;
             size_t words = (size_t)(P->nlines * P->nw);
             P->bits = table_alloc(words, sizeof *P->bits);
@@ -481,13 +481,6 @@ voxa_status voxa_label(const voxa_array *in, const unsigned char *structure, int
             VOXA_GOTO_IF(!P->bits || !P->starts || !P->pc, VOXA_ENOMEM,
                          "label: out of memory for line bitmaps (%lld words)",
                          (long long)words);
-            if (!voxa__label_fill_bits(P->in, 0, P->runs, P->bits, P->starts, P->pc)) {
-                voxa__free(P->bits); /* this build has no bitmap path */
-                voxa__free(P->starts);
-                voxa__free(P->pc);
-                P->bits = P->starts = NULL;
-                P->pc = NULL;
-            }
             P->unite_bits = voxa__label_unite_bits_kernel();
         }
         if ((st = voxa__parallel_for(P->nlines, grain, fill_block, P)) != VOXA_OK) goto done;

@@ -31,10 +31,11 @@ voxa__write_fn voxa__label_write_kernel(voxa_dtype out);
 /* Byte masks with a contiguous last axis and run merging: fill a line's runs
  * (as the runs kernel does) and keep its bitmaps for the bitmap union:
  * bits[w] = non-zero voxels 64w..64w+63, starts[w] = run starts among them,
- * pc[w] = runs started before word w. Returns 0 if this build has no such
- * path (then nothing was written). */
-int voxa__label_fill_bits(const char *p, int64_t n, voxa__run *dst, uint64_t *bits,
-                          uint64_t *starts, uint32_t *pc);
+ * pc[w] = runs started before word w. Only when voxa__label_bits_available()
+ * (little-endian GCC/Clang builds). */
+void voxa__label_fill_bits(const char *p, int64_t n, voxa__run *dst, uint64_t *bits,
+                           uint64_t *starts, uint32_t *pc);
+int voxa__label_bits_available(void);
 
 /* One line's bitmaps (see above) and the index of its first run. */
 typedef struct voxa__line_bits {

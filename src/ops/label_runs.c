@@ -199,16 +199,17 @@ static int64_t fill_bits_u8(const char *p, int64_t n, int merge, voxa__run *dst,
     return c / 2;
 }
 
-int voxa__label_fill_bits(const char *p, int64_t n, voxa__run *dst, uint64_t *bits,
-                          uint64_t *starts, uint32_t *pc) {
+void voxa__label_fill_bits(const char *p, int64_t n, voxa__run *dst, uint64_t *bits,
+                           uint64_t *starts, uint32_t *pc) {
     fill_bits_u8(p, n, 1, dst, bits, starts, pc);
-    return 1;
 }
+
+int voxa__label_bits_available(void) { return 1; }
 #else
-int voxa__label_fill_bits(const char *p, int64_t n, voxa__run *dst, uint64_t *bits,
-                          uint64_t *starts, uint32_t *pc) {
-    return 0; /* no bitmap path on this machine */
-}
+void voxa__label_fill_bits(const char *p, int64_t n, voxa__run *dst, uint64_t *bits,
+                           uint64_t *starts, uint32_t *pc) {}
+
+int voxa__label_bits_available(void) { return 0; } /* no bitmap path here */
 #endif
 
 static int64_t runs_u8(const char *p, int64_t n, int64_t st, int merge, voxa__run *dst,

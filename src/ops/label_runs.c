@@ -29,16 +29,38 @@
 
 /* Counting: boundaries (a foreground voxel after background, or the reverse,
  * including the line's ends) are counted without a branch; runs are half of
- * them. With merge == 0 every foreground voxel is a run. */
-#define COUNT_BODY(LOAD)                                                       \
-    int64_t c = 0;                                                             \
+ * them. With merge == 0 every foreground voxel is a run. Contiguous lines go
+ * in chunks of 32 elements: an all-zero chunk after background is skipped
+ * with a few word tests (sparse masks), others take a loop the compiler
+ * vectorises. */
+#define COUNT_BODY(T, LOAD, CONTIG)                                            \
+    int64_t c = 0, i = 0;                                                      \
     if (!merge) {                                                              \
-        for (int64_t i = 0; i < n; i++) c += LOAD(i) != 0;                     \
+        for (; i < n; i++) c += LOAD(i) != 0;                                  \
         return c;                                                              \
     }                                                                          \
-    int first = LOAD(0) != 0, last = LOAD(n - 1) != 0;                         \
-    for (int64_t i = 1; i < n; i++) c += (LOAD(i) != 0) != (LOAD(i - 1) != 0); \
-    return (c + first + last) / 2;
+    int prev = 0;                                                              \
+    if (CONTIG) {                                                              \
+        for (; i + 32 <= n; i += 32) {                                         \
+            if (!prev) {                                                       \
+                uint64_t w[4 * sizeof(T)], any = 0;                            \
+                memcpy(w, p + i * (int64_t)sizeof(T), sizeof w);               \
+                for (size_t k = 0; k < 4 * sizeof(T); k++) any |= w[k];        \
+                if (!any) continue;                                            \
+            }                                                                  \
+            unsigned cc = (LOAD(i) != 0) != prev;                              \
+            for (int k = 1; k < 32; k++)                                       \
+                cc += (LOAD(i + k) != 0) != (LOAD(i + k - 1) != 0);            \
+            c += cc;                                                           \
+            prev = LOAD(i + 31) != 0;                                          \
+        }                                                                      \
+    }                                                                          \
+    for (; i < n; i++) {                                                       \
+        int f = LOAD(i) != 0;                                                  \
+        c += f != prev;                                                        \
+        prev = f;                                                              \
+    }                                                                          \
+    return (c + prev) / 2;
 
 /* Filling: the boundary positions are stored as a flat uint32 list, which is
  * exactly the (s, e) layout of voxa__run. The loop stores at the current slot
@@ -98,7 +120,7 @@
 #define SCAN_BODY(T, LOAD, CONTIG)                                             \
     if (n == 0) return 0;                                                      \
     if (!dst) {                                                                \
-        COUNT_BODY(LOAD)                                                       \
+        COUNT_BODY(T, LOAD, CONTIG)                                            \
     } else if (safe) {                                                         \
         SAFE_BODY(LOAD)                                                        \
     } else {                                                                   \

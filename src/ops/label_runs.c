@@ -193,8 +193,12 @@ static int64_t fill_bits_u8(const char *p, int64_t n, int merge, voxa__run *dst,
             memcpy(pad, q, (size_t)(n - base));
             q = pad;
         }
-        uint64_t m = 0;
-        for (int k = 0; k < 8; k++) m |= nonzero_bits8(q + 8 * k) << (8 * k);
+        uint64_t m = 0, wz[8], any = 0;
+        memcpy(wz, q, 64);
+        for (int k = 0; k < 8; k++) any |= wz[k];
+        if (!any && !carry && !bits) continue; /* 64 background voxels */
+        if (any)
+            for (int k = 0; k < 8; k++) m |= nonzero_bits8(q + 8 * k) << (8 * k);
         if (merge) {
             uint64_t x = m ^ ((m << 1) | carry);
             if (bits) {

@@ -26,7 +26,9 @@
  *     are numbered in raster order of their first voxel.
  *  2. Union. For each line and each neighbour line, the two sorted run
  *     lists are swept together (two pointers); runs whose voxels are within
- *     an allowed dx are united. The union keeps the smaller index as root,
+ *     an allowed dx are united (byte masks with many runs find the pairs
+ *     of single-shift neighbour lines with word arithmetic instead:
+ *     label_bits.c). The union keeps the smaller index as root,
  *     so every component's root is its first run in raster order.
  *     In parallel: lines are cut into one block per thread; a block unites
  *     only pairs whose both lines lie inside it (parents never leave the
@@ -45,8 +47,10 @@
  *
  * Cost: time O(voxels) reads + O(runs x neighbour lines) + O(voxels)
  * writes. Memory beyond the output: 16 bytes per run (s, e as uint32;
- * parent/label as int64) + 8 bytes per line. Runs <= voxels/2 (a checker
- * board), ~voxels/4 for 50 % random noise, tiny for masks of blobs.
+ * parent/label as int64) + 8 bytes per line (+ 5/16 byte per voxel of
+ * line bitmaps on the bitmap path). Runs <= voxels/2 (a checker board),
+ * ~voxels/4 for 50 % random noise, tiny for masks of blobs. Files:
+ * label_runs.c (typed scans and output writes), label_bits.c (bitmap union).
  * Limit: the last (non-unit) axis must be shorter than 2^32. */
 #define _GNU_SOURCE /* madvise(MADV_HUGEPAGE) */
 #include "label_internal.h"

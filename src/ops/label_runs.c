@@ -276,9 +276,9 @@ voxa__runs_fn voxa__label_runs_kernel(voxa_dtype t) {
 /* ---- output ---------------------------------------------------------------- */
 
 /* Fill a[y, end) with v, where the line has n elements. Short spans (the
- * usual case on noisy masks) use fixed 8-element stores that may run past
- * `end` (never past n): the caller writes the spans in increasing order, so
- * whatever spills over is overwritten by the next span. Long spans use one
+ * usual case on noisy masks) use fixed 16-element stores that may run past
+ * `end` (never past n): the caller writes spans that tile the line in
+ * increasing order, so whatever spills over is overwritten by the next span. Long spans use one
  * memset (zeros) or a plain loop the compiler vectorises. */
 #define SPAN_FILL(T, a, y, end, n, v)                                          \
     do {                                                                       \
@@ -288,8 +288,13 @@ voxa__runs_fn voxa__label_runs_kernel(voxa_dtype t) {
             else for (; y_ < end_; y_++) (a)[y_] = (v);                        \
             break;                                                             \
         }                                                                      \
-        for (; y_ < end_ && y_ + 8 <= (n); y_ += 8)                            \
-            for (int q_ = 0; q_ < 8; q_++) (a)[y_ + q_] = (v);                 \
+        if (y_ + 16 <= (n)) {                                                  \
+            /* whole 16-element stores; an empty span still stores once */    \
+            do {                                                               \
+                for (int q_ = 0; q_ < 16; q_++) (a)[y_ + q_] = (v);            \
+                y_ += 16;                                                      \
+            } while (y_ < end_ && y_ + 16 <= (n));                             \
+        }                                                                      \
         for (; y_ < end_; y_++) (a)[y_] = (v);                                 \
     } while (0)
 

@@ -490,7 +490,9 @@ voxa_status voxa_label(const voxa_array *in, const unsigned char *structure, int
         if ((st = voxa__parallel_for(P->nlines, grain, fill_block, P)) != VOXA_OK) goto done;
 
         /* 2. union: one block of lines per thread, then the seams */
-        int nt = voxa__threads_for(P->nlines / (grain > 1 ? grain : 1));
+        /* (few runs: one block; a parallel region would cost more than it saves) */
+        int nt = nruns < voxa__label_min_block ? 1
+                                               : voxa__threads_for(P->nlines / (grain > 1 ? grain : 1));
         P->nblocks = nt;
         P->block_lo = voxa__malloc((size_t)nt + 1, sizeof *P->block_lo);
         VOXA_GOTO_IF(!P->block_lo, VOXA_ENOMEM, "label: out of memory");

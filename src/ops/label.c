@@ -27,8 +27,7 @@
  *  2. Union. For each line and each neighbour line, the two sorted run
  *     lists are swept together (two pointers); runs whose voxels are within
  *     an allowed dx are united (byte masks with many runs find the pairs
- *     of single-shift neighbour lines with word arithmetic instead:
- *     label_bits.c). The union keeps the smaller index as root,
+ *     with word arithmetic instead: label_bits.c). The union keeps the smaller index as root,
  *     so every component's root is its first run in raster order.
  *     In parallel: lines are cut into one block per thread; a block unites
  *     only pairs whose both lines lie inside it (parents never leave the
@@ -198,9 +197,8 @@ static void unite_lines(const plan *P, int64_t l, int64_t m, unsigned mask) {
     int64_t i = P->line_off[l], ie = P->line_off[l + 1];
     int64_t j = P->line_off[m], je = P->line_off[m + 1];
     if (i == ie || j == je) return;
-    if (P->bits && (mask == 1 || mask == 2 || mask == 4)) {
-        /* one shift: one word pass (several shifts find most pairs once per
-         * shift; the sweep below is faster for those) */
+    if (P->bits && mask != 5) {
+        /* one word pass ({-1,+1} would need two: the sweep is used) */
         voxa__line_bits A = {P->bits + l * P->nw, P->starts + l * P->nw, P->pc + l * P->nw, i};
         voxa__line_bits B = {P->bits + m * P->nw, P->starts + m * P->nw, P->pc + m * P->nw, j};
         P->unite_bits(P->parent, P->nw, &A, &B, mask);
@@ -472,9 +470,8 @@ voxa_status voxa_label(const voxa_array *in, const unsigned char *structure, int
          * line bitmaps (5/16 byte per voxel, at most ~1.3x the run table)
          * for the branch-free bitmap union. Sparse masks skip them. */
         int64_t voxels = P->nlines * P->w;
-        int single = 0;
-        for (int g = 0; g < P->ngroups; g++)
-            single |= P->gmask[g] == 1 || P->gmask[g] == 2 || P->gmask[g] == 4;
+        int single = 0; /* some neighbour line the bitmap union takes */
+        for (int g = 0; g < P->ngroups; g++) single |= P->gmask[g] != 5;
         if (voxa__label_bits_available() && voxa_dtype_size(in->dtype) == 1 &&
             P->istr[P->nd - 1] == 1 && P->merge && single && nruns > voxels / 64) {
             P->nw = (P->w + 63) / 64;

@@ -15,6 +15,11 @@
  *   the segment starts, C & ~(C << 1), are the pairs; the run holding voxel
  *   x is pc[w] + popcount(starts[w] & bits 0..x) - 1 within its line.
  *
+ *   With dx = 0 and diagonal shifts allowed (connectivity 2, 3), one pass
+ *   suffices: overlapping runs give the segments of A & B, and disjoint runs
+ *   within reach touch diagonally, a run of a ending where one of b starts
+ *   one voxel further (or the mirror), found as ends/starts bit masks.
+ *
  * The only loop branch left per pair is the set-bit loop's; the union
  * caches the current run's root. Cost per line pair: O(words + pairs).
  * Built twice, with and without the popcnt instruction, chosen once. */

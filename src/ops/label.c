@@ -26,7 +26,8 @@
  *     are numbered in raster order of their first voxel.
  *  2. Union. For each line and each neighbour line, the two sorted run
  *     lists are swept together (two pointers); runs whose voxels are within
- *     an allowed dx are united. The union keeps the smaller index as root,
+ *     an allowed dx are united (byte masks with many runs find the pairs
+ *     with word arithmetic instead: label_bits.c). The union keeps the smaller index as root,
  *     so every component's root is its first run in raster order.
  *     In parallel: lines are cut into one block per thread; a block unites
  *     only pairs whose both lines lie inside it (parents never leave the
@@ -45,12 +46,17 @@
  *
  * Cost: time O(voxels) reads + O(runs x neighbour lines) + O(voxels)
  * writes. Memory beyond the output: 16 bytes per run (s, e as uint32;
- * parent/label as int64) + 8 bytes per line. Runs <= voxels/2 (a checker
- * board), ~voxels/4 for 50 % random noise, tiny for masks of blobs.
+ * parent/label as int64) + 8 bytes per line (+ 5/16 byte per voxel of
+ * line bitmaps on the bitmap path). Runs <= voxels/2 (a checker board),
+ * ~voxels/4 for 50 % random noise, tiny for masks of blobs. Files:
+ * label_runs.c (typed scans and output writes), label_bits.c (bitmap union).
  * Limit: the last (non-unit) axis must be shorter than 2^32. */
+#define _GNU_SOURCE /* madvise(MADV_HUGEPAGE) */
 #include "label_internal.h"
 
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #define NGROUPS_MAX 1093
 
@@ -77,7 +83,29 @@ typedef struct plan {
     voxa__run *runs;
     int64_t *parent;               /* parent, then label, of every run */
     int64_t nblocks, *block_lo;    /* union blocks (nblocks + 1 bounds) */
+    /* bitmap union (byte masks with many runs; see label_bits.c) */
+    int64_t nw;                    /* 64-bit words per line */
+    uint64_t *bits, *starts;       /* nlines * nw each, or NULL */
+    uint32_t *pc;                  /* nlines * nw */
+    voxa__unite_bits_fn unite_bits;
 } plan;
+
+/* The run tables can be tens of MB; fresh 4 KiB pages cost a fault each,
+ * which on noisy masks is a good part of the run time. Big tables ask for
+ * transparent huge pages (a hint; ignored where unsupported). Release with
+ * voxa__free (free). */
+static void *table_alloc(size_t n, size_t size) {
+    size_t bytes;
+    const size_t huge = (size_t)1 << 21;
+    if (!voxa__mul_size(n, size, &bytes)) return NULL;
+    if (bytes < 2 * huge) return voxa__malloc(n, size);
+    size_t rounded = (bytes + huge - 1) & ~(huge - 1);
+    void *p = aligned_alloc(huge, rounded);
+#ifdef MADV_HUGEPAGE
+    if (p) madvise(p, rounded, MADV_HUGEPAGE);
+#endif
+    return p;
+}
 
 /* Multi-index of line `l` (dims 0..nd-2), and its byte offsets. */
 static void line_index(const plan *P, int64_t l, int64_t *idx) {
@@ -130,6 +158,14 @@ static voxa_status fill_block(int64_t b, int64_t e, int tid, void *ctx) {
      * that slot is the next block's, so those lines take the careful path. */
     int64_t end_slot = P->line_off[e];
     int last_block = e == P->nlines;
+    if (P->bits) { /* byte masks: runs and the line bitmaps in one scan */
+        for (int64_t l = b; l < e; l++, line_next(P, idx))
+            voxa__label_fill_bits(P->in + line_offset(idx, P->istr, P->nd), P->w,
+                                  P->runs + P->line_off[l], P->bits + l * P->nw,
+                                  P->starts + l * P->nw, P->pc + l * P->nw);
+        for (int64_t r = P->line_off[b]; r < P->line_off[e]; r++) P->parent[r] = r;
+        return VOXA_OK;
+    }
     for (int64_t l = b; l < e; l++, line_next(P, idx))
         P->runs_fn(P->in + line_offset(idx, P->istr, P->nd), P->w, P->istr[P->nd - 1],
                    P->merge, P->runs + P->line_off[l],
@@ -161,6 +197,13 @@ static void unite_lines(const plan *P, int64_t l, int64_t m, unsigned mask) {
     int64_t i = P->line_off[l], ie = P->line_off[l + 1];
     int64_t j = P->line_off[m], je = P->line_off[m + 1];
     if (i == ie || j == je) return;
+    if (P->bits && mask != 5) {
+        /* one word pass ({-1,+1} would need two: the sweep is used) */
+        voxa__line_bits A = {P->bits + l * P->nw, P->starts + l * P->nw, P->pc + l * P->nw, i};
+        voxa__line_bits B = {P->bits + m * P->nw, P->starts + m * P->nw, P->pc + m * P->nw, j};
+        P->unite_bits(P->parent, P->nw, &A, &B, mask);
+        return;
+    }
     const voxa__run *R = P->runs;
     int64_t dmin = (mask & 1) ? -1 : (mask & 2) ? 0 : 1;
     int64_t dmax = (mask & 4) ? 1 : (mask & 2) ? 0 : -1;
@@ -183,7 +226,9 @@ static void unite_lines(const plan *P, int64_t l, int64_t m, unsigned mask) {
             /* ri stays a root: only this loop links, and it links to it or
              * moves it to the new (smaller) root */
             if (ri < 0) ri = find(par, i);
-            int64_t rk = find(par, k);
+            int64_t rk = par[k];
+            if (rk == ri) continue; /* already joined (common in big components) */
+            rk = find(par, rk);
             if (rk < ri) {
                 par[ri] = rk;
                 ri = rk;
@@ -415,16 +460,36 @@ voxa_status voxa_label(const voxa_array *in, const unsigned char *structure, int
     for (int64_t l = 0; l < P->nlines; l++) P->line_off[l + 1] += P->line_off[l];
     int64_t nruns = P->line_off[P->nlines];
     /* (at least one entry: the output pass indexes these even with no runs) */
-    P->runs = voxa__malloc((size_t)nruns + 1, sizeof *P->runs);
-    P->parent = voxa__malloc((size_t)nruns + 1, sizeof *P->parent);
+    P->runs = table_alloc((size_t)nruns + 1, sizeof *P->runs);
+    P->parent = table_alloc((size_t)nruns + 1, sizeof *P->parent);
     VOXA_GOTO_IF(!P->runs || !P->parent, VOXA_ENOMEM,
                  "label: out of memory for %lld runs (%lld bytes)", (long long)nruns,
                  (long long)nruns * 16);
     if (nruns) {
+        /* Byte masks with more than one run per 64 voxels on average: keep
+         * line bitmaps (5/16 byte per voxel, at most ~1.3x the run table)
+         * for the branch-free bitmap union. Sparse masks skip them. */
+        int64_t voxels = P->nlines * P->w;
+        int single = 0; /* some neighbour line the bitmap union takes */
+        for (int g = 0; g < P->ngroups; g++) single |= P->gmask[g] != 5;
+        if (voxa__label_bits_available() && voxa_dtype_size(in->dtype) == 1 &&
+            P->istr[P->nd - 1] == 1 && P->merge && single && nruns > voxels / 64) {
+            P->nw = (P->w + 63) / 64;
+            size_t words = (size_t)(P->nlines * P->nw);
+            P->bits = table_alloc(words, sizeof *P->bits);
+            P->starts = table_alloc(words, sizeof *P->starts);
+            P->pc = table_alloc(words, sizeof *P->pc);
+            VOXA_GOTO_IF(!P->bits || !P->starts || !P->pc, VOXA_ENOMEM,
+                         "label: out of memory for line bitmaps (%lld words)",
+                         (long long)words);
+            P->unite_bits = voxa__label_unite_bits_kernel();
+        }
         if ((st = voxa__parallel_for(P->nlines, grain, fill_block, P)) != VOXA_OK) goto done;
 
         /* 2. union: one block of lines per thread, then the seams */
-        int nt = voxa__threads_for(P->nlines / (grain > 1 ? grain : 1));
+        /* (few runs: one block; a parallel region would cost more than it saves) */
+        int nt = nruns < voxa__label_min_block ? 1
+                                               : voxa__threads_for(P->nlines / (grain > 1 ? grain : 1));
         P->nblocks = nt;
         P->block_lo = voxa__malloc((size_t)nt + 1, sizeof *P->block_lo);
         VOXA_GOTO_IF(!P->block_lo, VOXA_ENOMEM, "label: out of memory");
@@ -454,6 +519,9 @@ done:
         voxa__free(P->runs);
         voxa__free(P->parent);
         voxa__free(P->block_lo);
+        voxa__free(P->bits);
+        voxa__free(P->starts);
+        voxa__free(P->pc);
         voxa__free(P);
     }
     if (st != VOXA_OK && nlabels) *nlabels = 0;

@@ -28,6 +28,29 @@ typedef void (*voxa__write_fn)(char *p, int64_t n, int64_t st, const voxa__run *
 voxa__runs_fn voxa__label_runs_kernel(voxa_dtype in);
 voxa__write_fn voxa__label_write_kernel(voxa_dtype out);
 
+/* Byte masks with a contiguous last axis and run merging: fill a line's runs
+ * (as the runs kernel does) and keep its bitmaps for the bitmap union:
+ * bits[w] = non-zero voxels 64w..64w+63, starts[w] = run starts among them,
+ * pc[w] = runs started before word w. Only when voxa__label_bits_available()
+ * (little-endian GCC/Clang builds). */
+void voxa__label_fill_bits(const char *p, int64_t n, voxa__run *dst, uint64_t *bits,
+                           uint64_t *starts, uint32_t *pc);
+int voxa__label_bits_available(void);
+
+/* One line's bitmaps (see above) and the index of its first run. */
+typedef struct voxa__line_bits {
+    const uint64_t *bits, *starts;
+    const uint32_t *pc;
+    int64_t first;
+} voxa__line_bits;
+
+/* Unite the runs of line a with those of the earlier line b whose voxels are
+ * dx apart for some dx allowed by `mask` (bit 0: -1, 1: 0, 2: +1), with the
+ * smaller-index-root union-find in `parent`. nw = words per line. */
+typedef void (*voxa__unite_bits_fn)(int64_t *parent, int64_t nw, const voxa__line_bits *a,
+                                    const voxa__line_bits *b, unsigned mask);
+voxa__unite_bits_fn voxa__label_unite_bits_kernel(void);
+
 /* Least voxels per parallel block (default 65536); tests may lower it. */
 extern int64_t voxa__label_min_block;
 

@@ -29,16 +29,38 @@
 
 /* Counting: boundaries (a foreground voxel after background, or the reverse,
  * including the line's ends) are counted without a branch; runs are half of
- * them. With merge == 0 every foreground voxel is a run. */
-#define COUNT_BODY(LOAD)                                                       \
-    int64_t c = 0;                                                             \
+ * them. With merge == 0 every foreground voxel is a run. Contiguous lines go
+ * in chunks of 32 elements: an all-zero chunk after background is skipped
+ * with a few word tests (sparse masks), others take a loop the compiler
+ * vectorises. */
+#define COUNT_BODY(T, LOAD, CONTIG)                                            \
+    int64_t c = 0, i = 0;                                                      \
     if (!merge) {                                                              \
-        for (int64_t i = 0; i < n; i++) c += LOAD(i) != 0;                     \
+        for (; i < n; i++) c += LOAD(i) != 0;                                  \
         return c;                                                              \
     }                                                                          \
-    int first = LOAD(0) != 0, last = LOAD(n - 1) != 0;                         \
-    for (int64_t i = 1; i < n; i++) c += (LOAD(i) != 0) != (LOAD(i - 1) != 0); \
-    return (c + first + last) / 2;
+    int prev = 0;                                                              \
+    if (CONTIG) {                                                              \
+        for (; i + 32 <= n; i += 32) {                                         \
+            if (!prev) {                                                       \
+                uint64_t w[4 * sizeof(T)], any = 0;                            \
+                memcpy(w, p + i * (int64_t)sizeof(T), sizeof w);               \
+                for (size_t k = 0; k < 4 * sizeof(T); k++) any |= w[k];        \
+                if (!any) continue;                                            \
+            }                                                                  \
+            unsigned cc = (LOAD(i) != 0) != prev;                              \
+            for (int k = 1; k < 32; k++)                                       \
+                cc += (LOAD(i + k) != 0) != (LOAD(i + k - 1) != 0);            \
+            c += cc;                                                           \
+            prev = LOAD(i + 31) != 0;                                          \
+        }                                                                      \
+    }                                                                          \
+    for (; i < n; i++) {                                                       \
+        int f = LOAD(i) != 0;                                                  \
+        c += f != prev;                                                        \
+        prev = f;                                                              \
+    }                                                                          \
+    return (c + prev) / 2;
 
 /* Filling: the boundary positions are stored as a flat uint32 list, which is
  * exactly the (s, e) layout of voxa__run. The loop stores at the current slot
@@ -98,7 +120,7 @@
 #define SCAN_BODY(T, LOAD, CONTIG)                                             \
     if (n == 0) return 0;                                                      \
     if (!dst) {                                                                \
-        COUNT_BODY(LOAD)                                                       \
+        COUNT_BODY(T, LOAD, CONTIG)                                            \
     } else if (safe) {                                                         \
         SAFE_BODY(LOAD)                                                        \
     } else {                                                                   \
@@ -136,8 +158,93 @@ SLOADER(float, f32)
 SLOADER(double, f64)
 
 #define sload_v sload_u8
-RUNS_KERNEL(uint8_t, u8)
+RUNS_KERNEL(uint8_t, u8_any)
 #undef sload_v
+
+/* Bytes, contiguous (bool and uint8 masks, the common case): 64 voxels at a
+ * time as a bit mask (bit k = voxel k is non-zero), built with word
+ * arithmetic; boundaries are the set bits of mask ^ (mask << 1 | carry),
+ * stored by a loop over set bits. No branch per voxel, none per run beyond
+ * the loop exit, no store past the line's runs (so `safe` is moot), and
+ * all-zero words cost a few instructions. Little-endian only (the word
+ * loads map byte k to bits 8k..8k+7); other machines use the generic path. */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && defined(__GNUC__)
+#define LABEL_BITS 1
+static inline uint64_t nonzero_bits8(const char *q) {
+    uint64_t w, t;
+    memcpy(&w, q, 8);
+    t = (((w & 0x7f7f7f7f7f7f7f7fULL) + 0x7f7f7f7f7f7f7f7fULL) | w) & 0x8080808080808080ULL;
+    return ((t >> 7) * 0x0102040810204080ULL) >> 56; /* gather the 8 high bits */
+}
+
+/* With `bits` non-NULL (merge only) the line's masks are kept for the
+ * bitmap union (label_bits.c): bits[w] = foreground, starts[w] = run starts,
+ * pc[w] = runs started before word w. */
+static int64_t fill_bits_u8(const char *p, int64_t n, int merge, voxa__run *dst, uint64_t *bits,
+                            uint64_t *starts, uint32_t *pc) {
+    uint32_t *b = (uint32_t *)(void *)dst;
+    int64_t c = 0;
+    uint64_t carry = 0;
+    char pad[64];
+    for (int64_t base = 0; base < n; base += 64) {
+        const char *q = p + base;
+        if (n - base < 64) { /* zero padding: a run ending at n gives bit n */
+            memset(pad, 0, sizeof pad);
+            memcpy(pad, q, (size_t)(n - base));
+            q = pad;
+        }
+        uint64_t m = 0, wz[8], any = 0;
+        memcpy(wz, q, 64);
+        for (int k = 0; k < 8; k++) any |= wz[k];
+        if (!any && !carry && !bits) continue; /* 64 background voxels */
+        if (any)
+            for (int k = 0; k < 8; k++) m |= nonzero_bits8(q + 8 * k) << (8 * k);
+        if (merge) {
+            uint64_t x = m ^ ((m << 1) | carry);
+            if (bits) {
+                int64_t w = base >> 6;
+                bits[w] = m;
+                starts[w] = m & ~((m << 1) | carry);
+                pc[w] = (uint32_t)((c + 1) >> 1);
+            }
+            carry = m >> 63;
+            while (x) {
+                b[c++] = (uint32_t)(base + __builtin_ctzll(x));
+                x &= x - 1;
+            }
+        } else {
+            while (m) {
+                uint32_t at = (uint32_t)(base + __builtin_ctzll(m));
+                b[c++] = at;
+                b[c++] = at + 1;
+                m &= m - 1;
+            }
+        }
+    }
+    if (carry) b[c++] = (uint32_t)n;
+    return c / 2;
+}
+
+void voxa__label_fill_bits(const char *p, int64_t n, voxa__run *dst, uint64_t *bits,
+                           uint64_t *starts, uint32_t *pc) {
+    fill_bits_u8(p, n, 1, dst, bits, starts, pc);
+}
+
+int voxa__label_bits_available(void) { return 1; }
+#else
+void voxa__label_fill_bits(const char *p, int64_t n, voxa__run *dst, uint64_t *bits,
+                           uint64_t *starts, uint32_t *pc) {}
+
+int voxa__label_bits_available(void) { return 0; } /* no bitmap path here */
+#endif
+
+static int64_t runs_u8(const char *p, int64_t n, int64_t st, int merge, voxa__run *dst,
+                       int safe) {
+#ifdef LABEL_BITS
+    if (dst && st == 1) return fill_bits_u8(p, n, merge, dst, NULL, NULL, NULL);
+#endif
+    return runs_u8_any(p, n, st, merge, dst, safe);
+}
 #define sload_v sload_u16
 RUNS_KERNEL(uint16_t, u16)
 #undef sload_v
@@ -169,9 +276,9 @@ voxa__runs_fn voxa__label_runs_kernel(voxa_dtype t) {
 /* ---- output ---------------------------------------------------------------- */
 
 /* Fill a[y, end) with v, where the line has n elements. Short spans (the
- * usual case on noisy masks) use fixed 8-element stores that may run past
- * `end` (never past n): the caller writes the spans in increasing order, so
- * whatever spills over is overwritten by the next span. Long spans use one
+ * usual case on noisy masks) use fixed 16-element stores that may run past
+ * `end` (never past n): the caller writes spans that tile the line in
+ * increasing order, so whatever spills over is overwritten by the next span. Long spans use one
  * memset (zeros) or a plain loop the compiler vectorises. */
 #define SPAN_FILL(T, a, y, end, n, v)                                          \
     do {                                                                       \
@@ -181,8 +288,13 @@ voxa__runs_fn voxa__label_runs_kernel(voxa_dtype t) {
             else for (; y_ < end_; y_++) (a)[y_] = (v);                        \
             break;                                                             \
         }                                                                      \
-        for (; y_ < end_ && y_ + 8 <= (n); y_ += 8)                            \
-            for (int q_ = 0; q_ < 8; q_++) (a)[y_ + q_] = (v);                 \
+        if (y_ + 16 <= (n)) {                                                  \
+            /* whole 16-element stores; an empty span still stores once */    \
+            do {                                                               \
+                for (int q_ = 0; q_ < 16; q_++) (a)[y_ + q_] = (v);            \
+                y_ += 16;                                                      \
+            } while (y_ < end_ && y_ + 16 <= (n));                             \
+        }                                                                      \
         for (; y_ < end_; y_++) (a)[y_] = (v);                                 \
     } while (0)
 

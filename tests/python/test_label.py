@@ -217,6 +217,15 @@ def test_memory_orders_and_views():
             check(v, connectivity=c)
 
 
+def test_broadcast_zero_strides():
+    rng = np.random.default_rng(14)
+    a = np.broadcast_to(rng.random((1, 1, 50)) < 0.5, (10, 20, 50))
+    b = np.broadcast_to(rng.random((10, 1, 1)) < 0.5, (10, 20, 50))
+    for v in (a, b):
+        for c in (1, 2, 3):
+            check(v, connectivity=c)
+
+
 def test_in_place():
     rng = np.random.default_rng(10)
     a = (rng.random((25, 26)) < 0.5).astype(np.int32)

@@ -6,5 +6,6 @@
 #include "voxa/core.h"
 #include "voxa/io.h"
 /* families below */
+#include "voxa/deconv.h"
 
 #endif

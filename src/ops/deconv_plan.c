@@ -125,7 +125,45 @@ static voxa_status psf_transform(voxa_rl_plan *p, const float *h, const int64_t 
     return VOXA_OK;
 }
 
-/* Border weights of the wrap-free mode from a summed-area table of h. */
+/* Border weights of the wrap-free mode from a summed-area table of h
+ * (computed once, serially: it is PSF-sized), then one box row per item. */
+typedef struct weights_ctx {
+    voxa_rl_plan *p;
+    const double *S; /* (m0+1) x (m1+1) x (m2+1) summed-area table */
+    double thr;
+} weights_ctx;
+
+static voxa_status weights_rows(int64_t lo, int64_t hi, int tid, void *ctx) {
+    weights_ctx *W = ctx;
+    voxa_rl_plan *p = W->p;
+    const double *S = W->S;
+    int64_t b = p->m[1] + 1, cc = p->m[2] + 1;
+#define SAT(i, j, k) S[((i) * b + (j)) * cc + (k)]
+    for (int64_t r = lo; r < hi; r++) {
+        int64_t x0 = r / p->L[1], x1 = r % p->L[1];
+        /* k range per axis: [off - x + c, off + n - x + c) within [0, m) */
+        int64_t l0 = p->off[0] - x0 + p->m[0] / 2, h0 = l0 + p->n[0];
+        int64_t l1 = p->off[1] - x1 + p->m[1] / 2, h1 = l1 + p->n[1];
+        if (l0 < 0) l0 = 0;
+        if (h0 > p->m[0]) h0 = p->m[0];
+        if (l1 < 0) l1 = 0;
+        if (h1 > p->m[1]) h1 = p->m[1];
+        float *out = p->inva + r * p->L[2];
+        for (int64_t x2 = 0; x2 < p->L[2]; x2++) {
+            int64_t l2 = p->off[2] - x2 + p->m[2] / 2, h2 = l2 + p->n[2];
+            if (l2 < 0) l2 = 0;
+            if (h2 > p->m[2]) h2 = p->m[2];
+            double s = 0;
+            if (l0 < h0 && l1 < h1 && l2 < h2)
+                s = SAT(h0, h1, h2) - SAT(l0, h1, h2) - SAT(h0, l1, h2) - SAT(h0, h1, l2) +
+                    SAT(l0, l1, h2) + SAT(l0, h1, l2) + SAT(h0, l1, l2) - SAT(l0, l1, l2);
+            out[x2] = s > W->thr ? (float)(1.0 / s) : 0.0f;
+        }
+    }
+#undef SAT
+    return VOXA_OK;
+}
+
 static voxa_status border_weights(voxa_rl_plan *p, const float *h) {
     int64_t a = p->m[0] + 1, b = p->m[1] + 1, cc = p->m[2] + 1;
     double *S = voxa__calloc((size_t)(a * b * cc), sizeof(double));
@@ -138,34 +176,11 @@ static voxa_status border_weights(voxa_rl_plan *p, const float *h) {
                                SAT(i - 1, j, k) + SAT(i, j - 1, k) + SAT(i, j, k - 1) -
                                SAT(i - 1, j - 1, k) - SAT(i - 1, j, k - 1) -
                                SAT(i, j - 1, k - 1) + SAT(i - 1, j - 1, k - 1);
-    double thr = 1e-4 * p->psf_sum;
-    for (int64_t x0 = 0; x0 < p->L[0]; x0++) {
-        int64_t l0, h0;
-        int64_t c0 = p->m[0] / 2, c1 = p->m[1] / 2, c2 = p->m[2] / 2;
-        l0 = p->off[0] - x0 + c0; h0 = l0 + p->n[0];
-        if (l0 < 0) l0 = 0;
-        if (h0 > p->m[0]) h0 = p->m[0];
-        for (int64_t x1 = 0; x1 < p->L[1]; x1++) {
-            int64_t l1 = p->off[1] - x1 + c1, h1 = l1 + p->n[1];
-            if (l1 < 0) l1 = 0;
-            if (h1 > p->m[1]) h1 = p->m[1];
-            float *out = p->inva + (x0 * p->L[1] + x1) * p->L[2];
-            for (int64_t x2 = 0; x2 < p->L[2]; x2++) {
-                int64_t l2 = p->off[2] - x2 + c2, h2 = l2 + p->n[2];
-                if (l2 < 0) l2 = 0;
-                if (h2 > p->m[2]) h2 = p->m[2];
-                double s = 0;
-                if (l0 < h0 && l1 < h1 && l2 < h2)
-                    s = SAT(h0, h1, h2) - SAT(l0, h1, h2) - SAT(h0, l1, h2) -
-                        SAT(h0, h1, l2) + SAT(l0, l1, h2) + SAT(l0, h1, l2) +
-                        SAT(h0, l1, l2) - SAT(l0, l1, l2);
-                out[x2] = s > thr ? (float)(1.0 / s) : 0.0f;
-            }
-        }
-    }
 #undef SAT
+    weights_ctx W = {p, S, 1e-4 * p->psf_sum};
+    voxa_status st = voxa__parallel_for(p->rows, 16384 / p->L[2] + 1, weights_rows, &W);
     voxa__free(S);
-    return VOXA_OK;
+    return st;
 }
 
 /* ---- plan ------------------------------------------------------------------ */

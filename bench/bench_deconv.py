@@ -106,20 +106,46 @@ def fmt_s(s):
     return f"{s * 1e3:.0f} ms" if s < 1 else f"{s:.2f} s"
 
 
+def loadavg():
+    try:
+        with open("/proc/loadavg") as f:
+            return " ".join(f.read().split()[:3])
+    except OSError:
+        return "?"
+
+
+VOXA_ROWS = [  # (name, threads, kwargs, note)
+    ("voxa periodic", 1, dict(boundary="periodic"), "= W2 formula"),
+    ("voxa zero", 1, dict(boundary="zero"), "= scikit-image"),
+    ("voxa free (default)", 1, dict(boundary="free"), "wrap-free: box n+m-1"),
+    ("voxa free + accelerate", 1, dict(boundary="free", accelerate=True), "Biggs-Andrews"),
+    ("voxa periodic, FFTW_MEASURE", 1, dict(boundary="periodic", measure=True), ""),
+    ("voxa periodic", 2, dict(boundary="periodic"), "= W2 formula"),
+    ("voxa free (default)", 2, dict(boundary="free"), "wrap-free: box n+m-1"),
+]
+
+
 def speed_table(title, g, h, n_voxa, n_peer):
-    nt = voxa.get_threads()
     allc = os.cpu_count()
+    load0 = loadavg()
+    floors = {}
+    for t, meas in [(1, False), (2, False), (1, True)]:
+        voxa.set_threads(t)
+        floors[t, meas] = voxa._voxa.rl_fft_floor(g.shape, reps=5, measure=meas)
     rows = []
-    for name, kw, note in [
-            ("voxa periodic", dict(boundary="periodic"), "= W2 formula"),
-            ("voxa zero", dict(boundary="zero"), "= scikit-image"),
-            ("voxa free (default)", dict(boundary="free"), "wrap-free, box +PSF"),
-            ("voxa free + accelerate", dict(boundary="free", accelerate=True), "Biggs-Andrews")]:
-        runs = [peak_run(lambda: voxa_run(g, h, n_voxa, **kw)) for _ in range(3)]
-        its = [t for r in runs for t in r["its"]]
-        rows.append((name, statistics.median(its), min(its), max(its),
-                     statistics.median(r["setup"] for r in runs),
-                     max(r["peak"] for r in runs), max(r["added"] for r in runs), note))
+    for name, t, kw, note in VOXA_ROWS:
+        voxa.set_threads(t)
+        kw = dict(kw)
+        meas = kw.pop("measure", False)
+        fn = (lambda: voxa_run_measure(g, h, n_voxa, **kw)) if meas else (
+            lambda: voxa_run(g, h, n_voxa, **kw))
+        runs = [peak_run(fn) for _ in range(3)]
+        its = [x for r in runs for x in r["its"]]
+        fl = statistics.median(floors[t, meas]) if kw["boundary"] == "periodic" else None
+        rows.append((f"{name}, {t} thread{'s' if t > 1 else ''}", statistics.median(its),
+                     min(its), max(its), statistics.median(r["setup"] for r in runs),
+                     max(r["peak"] for r in runs), max(r["added"] for r in runs), fl, note))
+    voxa.set_threads(0)
     peers = [("W2 NumPy formula (np.fft float64, 1 thread)", lambda: w2_numpy(g, h, n_peer), ""),
              ("skimage richardson_lucy (clip=False)", lambda: skimage_run(g, h, n_peer),
               f"mean of {n_peer}"),
@@ -129,21 +155,33 @@ def speed_table(title, g, h, n_voxa, n_peer):
     for name, fn, note in peers:
         r = peak_run(fn)
         rows.append((name, statistics.median(r["its"]), min(r["its"]), max(r["its"]), r["setup"],
-                     r["peak"], r["added"], note or f"{n_peer} iterations"))
-    floor = voxa._voxa.rl_fft_floor(g.shape, reps=5)
-    fl = statistics.median(floor)
+                     r["peak"], r["added"], None, note or f"{n_peer} iterations"))
     ref = rows[0][1]
+    fl_txt = "; ".join(f"{t} thread{'s' if t > 1 else ''} {'MEASURE' if m else 'ESTIMATE'} "
+                       f"{fmt_s(statistics.median(v))} ({fmt_s(min(v))}-{fmt_s(max(v))})"
+                       for (t, m), v in floors.items())
     out = [f"### {title}", "",
-           f"image {g.shape} float32 ({fmt_bytes(g.nbytes)}), PSF {h.shape}; voxa threads: {nt}; "
-           f"floor (4 bare FFTW r2c/c2r of {g.shape}, ESTIMATE, {nt} threads): "
-           f"{fmt_s(fl)} ({fmt_s(min(floor))}-{fmt_s(max(floor))})", "",
-           "| method | s / iteration | min-max | vs voxa periodic | vs floor | set-up | peak RSS "
-           "| added peak | note |", "|---|---|---|---|---|---|---|---|---|"]
-    for name, med, lo, hi, setup, peak, added, note in rows:
-        out.append(f"| {name} | {fmt_s(med)} | {fmt_s(lo)}-{fmt_s(hi)} | {med / ref:.1f}x | "
-                   f"{med / fl:.2f}x | {fmt_s(setup)} | {fmt_bytes(peak)} | {fmt_bytes(added)} "
-                   f"| {note} |")
+           f"image {g.shape} float32 ({fmt_bytes(g.nbytes)}), PSF {h.shape}. "
+           f"Floor = 4 bare FFTW in-place r2c/c2r of {g.shape}: {fl_txt}. "
+           f"Load average before/after: {load0} / {loadavg()}.", "",
+           "| method | s / iteration | min-max | time vs voxa periodic 1 thread | vs floor "
+           "| set-up | peak RSS | added peak | note |", "|---|---|---|---|---|---|---|---|---|"]
+    for name, med, lo, hi, setup, peak, added, fl, note in rows:
+        vf = f"{med / fl:.2f}x" if fl else "-"
+        out.append(f"| {name} | {fmt_s(med)} | {fmt_s(lo)}-{fmt_s(hi)} | {med / ref:.2f}x | "
+                   f"{vf} | {fmt_s(setup)} | {fmt_bytes(peak)} | {fmt_bytes(added)} | {note} |")
     return "\n".join(out) + "\n"
+
+
+def voxa_run_measure(g, h, n, **kw):
+    """voxa with FFTW_MEASURE plans through the extension (wisdom from the
+    floor's planning is reused within the process)."""
+    stamps = []
+    out = np.empty(g.shape, np.float32)
+    t0 = time.perf_counter()
+    voxa._voxa.deconv_rl(g, h, out, num_iter=n, measure=True,
+                         progress=lambda d, t: stamps.append(time.perf_counter()), **kw)
+    return stamps[0] - t0, list(np.diff(stamps))
 
 
 def synthetic(shape, psf_shape, sigma, seed=0):

@@ -44,7 +44,7 @@ typedef struct run {
     double *dots;       /* 2 per box row */
     const fftwf_complex *h;
     float alpha;
-    float fe;           /* filter_epsilon (zero mode) */
+    float fe;           /* filter_epsilon (zero mode); -inf when off */
     int load;           /* update pass also writes buf <- f */
 } run;
 
@@ -98,12 +98,19 @@ static voxa_status pass_ratio(int64_t lo, int64_t hi, int tid, void *ctx) {
         float *bw = b + o2;
         if (p->boundary == VOXA_RL_ZERO) {
             float fe = R->fe;
+            /* divide unconditionally, then select: keeps the loop
+             * branch-free (vectorised) */
             for (int64_t x = 0; x < n2; x++) {
                 float c = bw[x] + 1e-12f;
-                bw[x] = (fe > 0 && c < fe) ? 0.0f : g[x] / c;
+                float q = g[x] / c;
+                bw[x] = c < fe ? 0.0f : q; /* fe is -inf when the filter is off */
             }
         } else {
-            for (int64_t x = 0; x < n2; x++) bw[x] = bw[x] > 0 ? g[x] / bw[x] : 0.0f;
+            for (int64_t x = 0; x < n2; x++) {
+                float c = bw[x];
+                float q = g[x] / (c > 0 ? c : 1.0f);
+                bw[x] = c > 0 ? q : 0.0f;
+            }
         }
     }
     return VOXA_OK;
@@ -286,7 +293,8 @@ voxa_status voxa_rl_plan_execute(voxa_rl_plan *p, const voxa_array *in, voxa_arr
         VOXA_GOTO_IF(!fbuf, VOXA_ENOMEM, "deconvolution: cannot allocate the estimate");
         f = fbuf;
     }
-    run R = {.p = p, .g = g, .f = f, .fe = (float)opt->filter_epsilon};
+    run R = {.p = p, .g = g, .f = f,
+             .fe = opt->filter_epsilon > 0 ? (float)opt->filter_epsilon : -INFINITY};
     if (opt->accelerate) {
         acc = voxa__calloc((size_t)p->nbox * 3, sizeof(float));
         dots = voxa__calloc((size_t)p->rows * 2, sizeof(double));

@@ -69,6 +69,14 @@ typedef struct voxa_rl_plan voxa_rl_plan;
 VOXA_API voxa_status voxa_rl_plan_new(voxa_rl_plan **plan, int ndim, const int64_t *shape,
                                       const voxa_array *psf, voxa_rl_boundary boundary,
                                       int flags);
+/** FFTW wisdom (the plans VOXA_RL_MEASURE found) for later processes:
+ *  load merges a file saved before (EIO: cannot open, EFORMAT: not FFTW
+ *  float wisdom); save writes all wisdom of this process atomically. With
+ *  loaded wisdom a MEASURE plan of a known size and thread count takes
+ *  milliseconds instead of seconds. */
+VOXA_API voxa_status voxa_deconv_wisdom_load(const char *path);
+VOXA_API voxa_status voxa_deconv_wisdom_save(const char *path);
+
 /** Free a plan; NULL is allowed. */
 VOXA_API void voxa_rl_plan_free(voxa_rl_plan *plan);
 

@@ -89,6 +89,24 @@ PyObject *vx_py_deconv_rl(PyObject *self, PyObject *args, PyObject *kw) {
     Py_RETURN_NONE;
 }
 
+/* deconv_wisdom(path, save=False): load (or save) FFTW wisdom. */
+PyObject *vx_py_deconv_wisdom(PyObject *self, PyObject *args, PyObject *kw) {
+    static char *kwlist[] = {"path", "save", NULL};
+    PyObject *path_obj;
+    int save = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|p", kwlist, PyUnicode_FSConverter, &path_obj,
+                                     &save))
+        return NULL;
+    voxa_status s;
+    Py_BEGIN_ALLOW_THREADS
+    s = save ? voxa_deconv_wisdom_save(PyBytes_AS_STRING(path_obj))
+             : voxa_deconv_wisdom_load(PyBytes_AS_STRING(path_obj));
+    Py_END_ALLOW_THREADS
+    Py_DECREF(path_obj);
+    if (s != VOXA_OK) return vx_raise(s);
+    Py_RETURN_NONE;
+}
+
 /* psf_gaussian(out, sigma) -> None; sigma: float64 buffer, one per axis. */
 PyObject *vx_py_psf_gaussian(PyObject *self, PyObject *args, PyObject *kw) {
     static char *kwlist[] = {"out", "sigma", NULL};

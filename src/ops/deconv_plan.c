@@ -31,7 +31,9 @@
  * work buffer ~|box| floats + H ~|box| floats (+1 for a second H in zero mode
  * with an even PSF extent, +|box| floats of weights in free mode). */
 #include "deconv_internal.h"
+#include "../io/atomic.h"
 
+#include <errno.h>
 #include <math.h>
 #include <pthread.h>
 #include <string.h>
@@ -48,6 +50,36 @@ void voxa__fftw_lock(void) {
 }
 
 void voxa__fftw_unlock(void) { pthread_mutex_unlock(&fftw_mutex); }
+
+/* ---- wisdom: FFTW's record of measured plans, kept across runs ------------ */
+
+voxa_status voxa_deconv_wisdom_load(const char *path) {
+    VOXA_FAIL_IF(!path, VOXA_EINVAL, "wisdom: NULL path");
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return voxa__error(VOXA_EIO, "wisdom: cannot open '%s': %s", path, strerror(errno));
+    voxa__fftw_lock();
+    int ok = fftwf_import_wisdom_from_file(f);
+    voxa__fftw_unlock();
+    fclose(f);
+    VOXA_FAIL_IF(!ok, VOXA_EFORMAT, "wisdom: '%s' is not FFTW single-precision wisdom", path);
+    return VOXA_OK;
+}
+
+voxa_status voxa_deconv_wisdom_save(const char *path) {
+    VOXA_FAIL_IF(!path, VOXA_EINVAL, "wisdom: NULL path");
+    voxa__atomic w;
+    FILE *f = NULL;
+    VOXA_CHECK(voxa__atomic_begin(&w, path));
+    voxa_status st = voxa__atomic_fopen(&w, &f);
+    if (st == VOXA_OK) {
+        voxa__fftw_lock();
+        fftwf_export_wisdom_to_file(f);
+        voxa__fftw_unlock();
+        if (ferror(f)) st = voxa__error(VOXA_EIO, "wisdom: cannot write '%s'", path);
+    }
+    return voxa__atomic_end(&w, f, st);
+}
 
 /* ---- names and options -------------------------------------------------- */
 

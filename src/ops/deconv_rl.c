@@ -264,6 +264,8 @@ voxa_status voxa_rl_plan_execute(voxa_rl_plan *p, const voxa_array *in, voxa_arr
                      (long long)in->shape[d], (long long)p->n[3 - p->ndim + d]);
     VOXA_FAIL_IF(!voxa__same_shape(in, out), VOXA_EINVAL,
                  "out: shape differs from the image's");
+    VOXA_FAIL_IF(out->data == in->data && voxa_array_size(in) > 0, VOXA_EINVAL,
+                 "out: must not share memory with the image");
     VOXA_FAIL_IF(out->dtype != VOXA_F32 && out->dtype != VOXA_F64, VOXA_EINVAL,
                  "out: dtype %s (must be float32 or float64)", voxa_dtype_name(out->dtype));
 

@@ -170,6 +170,9 @@ static void test_bad_inputs(void) {
     CHECK_STATUS(voxa_deconv_rl(&g, &psf, &out, (voxa_rl_boundary)7, &o), VOXA_EINVAL);
     CHECK_MSG("boundary");
     CHECK_STATUS(voxa_deconv_rl(&g, &psf, &pu8, VOXA_RL_FREE, &o), VOXA_EINVAL);
+    CHECK_STATUS(voxa_deconv_rl(&g, &psf, &g, VOXA_RL_PERIODIC, &o), VOXA_EINVAL);
+    CHECK_MSG("share memory");
+    CHECK_STATUS(voxa_deconv_wisdom_load("/nonexistent/voxa-wisdom"), VOXA_EIO);
     voxa_rl_boundary b;
     CHECK_STATUS(voxa_rl_boundary_from_name("reflect", &b), VOXA_EINVAL);
     CHECK_OK(voxa_rl_boundary_from_name("zero", &b));

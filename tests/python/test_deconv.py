@@ -283,6 +283,25 @@ def test_progress_and_cancel():
         voxa.richardson_lucy(g, h, 4, progress=boom)
 
 
+def test_planning_measure_and_wisdom(tmp_path):
+    rng = np.random.default_rng(14)
+    g = (rng.random((40, 44)) + 0.1).astype(np.float32)
+    h = voxa.gaussian_psf((5, 6), 1.2)
+    a = voxa.richardson_lucy(g, h, 5, boundary="periodic", planning="measure")
+    assert rel_err(a, voxa.richardson_lucy(g, h, 5, boundary="periodic")) < 1e-5
+    w = tmp_path / "wisdom.txt"
+    voxa.restoration.save_wisdom(w)
+    assert w.read_text().startswith("(fftw-3")
+    voxa.restoration.load_wisdom(w)
+    (tmp_path / "bad.txt").write_text("not wisdom")
+    with pytest.raises(ValueError, match="not FFTW"):
+        voxa.restoration.load_wisdom(tmp_path / "bad.txt")
+    with pytest.raises(OSError, match="cannot open"):
+        voxa.restoration.load_wisdom(tmp_path / "missing.txt")
+    with pytest.raises(ValueError, match="planning"):
+        voxa.richardson_lucy(g, h, 2, planning="patient")
+
+
 # ---- PSF helpers --------------------------------------------------------------
 
 def test_gaussian_psf():
@@ -366,5 +385,11 @@ def test_cli(tmp_path):
     np.save(tmp_path / "p2.npy", np.ones((3, 3)))
     r = cli("deconvolve", img, "--psf", tmp_path / "p2.npy", "-o", out)
     assert r.returncode == 1 and "dimensions" in r.stderr
+    r = cli("deconvolve", img, "--psf", psf, "-o", out, "--wisdom", tmp_path / "w.txt")
+    assert r.returncode == 2 and "--wisdom needs --measure" in r.stderr
+    r = cli("deconvolve", img, "--psf", psf, "-o", out, "--iterations", 5, "--measure",
+            "--wisdom", tmp_path / "w.txt")
+    assert r.returncode == 0 and (tmp_path / "w.txt").read_text().startswith("(fftw-3")
+    assert rel_err(np.load(out), voxa.richardson_lucy(g, np.load(psf), 5)) < 1e-5
     r = cli("psf", "gaussian", "--shape", "5,5", "--sigma", "1,2,3", "-o", psf)
     assert r.returncode == 2 and "voxa: psf: --sigma" in r.stderr

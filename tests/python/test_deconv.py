@@ -7,6 +7,8 @@ import subprocess
 import numpy as np
 import pytest
 import scipy.signal
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from skimage import restoration
 
 import voxa
@@ -172,6 +174,37 @@ def test_free_no_wraparound_no_dark_borders():
     per = voxa.richardson_lucy(g, h, 10, boundary="periodic")
     assert np.abs(free[15:25, -3:] - 1).max() < 0.01
     assert np.abs(per[15:25, -3:] - 1).max() > 0.5
+
+
+# ---- random shapes: every mode against its reference ---------------------------
+
+@st.composite
+def problems(draw):
+    ndim = draw(st.integers(1, 3))
+    shape = tuple(draw(st.integers(1, 13)) for _ in range(ndim))
+    pshape = tuple(draw(st.integers(1, n)) for n in shape)
+    seed = draw(st.integers(0, 2**31))
+    boundary = draw(st.sampled_from(["free", "periodic", "zero"]))
+    order = draw(st.sampled_from(["C", "F"]))
+    return shape, pshape, seed, boundary, order
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(problems())
+def test_random_shapes_match_references(prob):
+    shape, pshape, seed, boundary, order = prob
+    rng = np.random.default_rng(seed)
+    g = np.asarray(rng.random(shape) * 10 + 0.5, dtype=np.float32, order=order)
+    h = rand_psf(rng, pshape)
+    got = voxa.richardson_lucy(g, h, 3, boundary=boundary)
+    if boundary == "periodic":
+        want = w2_centred(g, h, 3)
+    elif boundary == "zero":
+        want = restoration.richardson_lucy(g.astype(np.float64), h, num_iter=3, clip=False)
+    else:
+        want = free_reference(g, h, 3)
+    assert got.shape == g.shape
+    assert rel_err(got, want) < 1e-4
 
 
 # ---- properties shared by the modes -------------------------------------------

@@ -221,6 +221,15 @@ def test_delta_psf_is_identity(boundary):
         assert rel_err(got, g) < 1e-5
 
 
+@pytest.mark.parametrize("boundary", ["free", "periodic", "zero"])
+@pytest.mark.parametrize("accelerate", [False, True])
+def test_all_zero_image(boundary, accelerate):
+    h = voxa.gaussian_psf((5, 4), 1)
+    r = voxa.richardson_lucy(np.zeros((20, 21), np.uint8), h, 5, boundary=boundary,
+                             accelerate=accelerate)
+    assert np.array_equal(r, np.zeros((20, 21), np.float32))
+
+
 @pytest.mark.parametrize("boundary", ["free", "periodic"])
 def test_non_negative(boundary):
     rng = np.random.default_rng(9)

@@ -5,8 +5,9 @@
 
 #include "voxa/core.h"
 #include "voxa/io.h"
-#include "voxa/label.h"
-/* families below */
+/* op families, one header each */
 #include "voxa/balls.h"
+#include "voxa/deconv.h"
+#include "voxa/label.h"
 
 #endif

@@ -10,3 +10,7 @@ VX_METHOD(tiff_write, "tiff_write(path, array, compression=0, level=0, bigtiff_a
 VX_METHOD(csv_parse, "csv_parse(data) -> (names, float64 bytearray, nrows)")
 VX_METHOD(csv_read, "csv_read(path) -> (names, float64 bytearray, nrows)")
 VX_METHOD(label, "label(input, output, structure=None, connectivity=1) -> number of components")
+VX_METHOD(deconv_rl, "deconv_rl(image, psf, out, boundary='free', num_iter=20, clip=False, filter_epsilon=0, accelerate=False, progress=None, measure=False): Richardson-Lucy into out")
+VX_METHOD(psf_gaussian, "psf_gaussian(out, sigma): normalised Gaussian PSF centred at shape//2")
+VX_METHOD(rl_fft_floor, "rl_fft_floor(shape, reps=3, measure=False) -> list of seconds for r2c,c2r,r2c,c2r (benchmark hook)")
+VX_METHOD(deconv_wisdom, "deconv_wisdom(path, save=False): load or save FFTW wisdom (measured plans)")

@@ -8,6 +8,7 @@ from . import _voxa
 from .io import imread, imwrite, read_csv
 from .measure import label
 from .points import balls
+from .restoration import gaussian_psf, richardson_lucy
 
 __version__ = _voxa.version()
 
@@ -28,4 +29,5 @@ __all__ = [
     "imread", "imwrite", "read_csv",  # io
     "balls",  # points
     "label",  # measure
+    "richardson_lucy", "gaussian_psf",  # restoration
 ]

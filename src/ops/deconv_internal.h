@@ -1,0 +1,50 @@
+/* Internals shared by the deconvolution files (deconv_plan.c, deconv_rl.c).
+ *
+ * Geometry. Every image is seen as 3-D (leading axes of extent 1 added).
+ * The FFT box has extent L[d] per axis; the image ("window", where data
+ * exist) sits in it at offset off[d]; the estimate f lives on the whole box.
+ *   periodic: L = n, off = 0           (circular convolution on the image)
+ *   zero:     L >= n + m - 1, off = 0  (linear convolution, f = 0 outside)
+ *   free:     L >= n + m - 1, off = m - 1 - m//2 (f on the extended domain)
+ * With L >= n + m - 1 no PSF tail ever wraps from one side of the data
+ * window onto the other, so circular FFT convolution on the box is exactly
+ * the linear convolution of the extended problem.
+ *
+ * The FFT work buffer `buf` holds a real array in FFTW's in-place r2c layout
+ * (last axis padded to px = 2 * (L2 / 2 + 1) floats) and, after a forward
+ * transform, the nc = rows * (L2 / 2 + 1) complex coefficients. */
+#ifndef VOXA_DECONV_INTERNAL_H
+#define VOXA_DECONV_INTERNAL_H
+
+#include "internal.h"
+#include "voxa/deconv.h"
+
+#include <fftw3.h>
+
+struct voxa_rl_plan {
+    int ndim;                   /* caller's ndim (1..3) */
+    voxa_rl_boundary boundary;
+    int64_t n[3], m[3], L[3], off[3]; /* image, PSF, FFT box, window offset */
+    int64_t px;                 /* padded real length of a box row */
+    int64_t rows;               /* L[0] * L[1] */
+    int64_t nbox;               /* L[0] * L[1] * L[2] (unpadded box voxels) */
+    int64_t nc;                 /* complex coefficients */
+    float *buf;                 /* rows * px floats, FFT work space */
+    fftwf_complex *hf;          /* PSF transform (forward), scaled by 1/nbox */
+    fftwf_complex *hb;          /* backward (== hf unless zero mode, even m) */
+    float *inva;                /* free mode: 1 / H^T(window), 0 where tiny */
+    double psf_sum;
+    fftwf_plan fwd, inv;
+    int threads;                /* threads the FFTW plans were made for */
+};
+
+/* The one lock around FFTW's planner (not thread-safe); execute needs none. */
+void voxa__fftw_lock(void);
+void voxa__fftw_unlock(void);
+
+/* Convert `in` (any real dtype, any strides, ndim 1..3) into a float32
+ * C-contiguous buffer of the same element count; EINVAL naming `name` and
+ * the first index whose value is NaN/inf or does not fit a float. */
+voxa_status voxa__deconv_load_f32(const voxa_array *in, float *dst, const char *name);
+
+#endif

@@ -1,0 +1,383 @@
+/* Richardson–Lucy iterations on a plan (see deconv_plan.c for the geometry).
+ *
+ * One iteration, with H the PSF transform (pre-scaled) and w the data window:
+ *   1. r2c(f)                       buf <- F
+ *   2. buf *= Hf                    (complex pass)
+ *   3. c2r                          buf <- blurred estimate b
+ *   4. buf <- w * g / b             ratio pass (mode rule below)
+ *   5. r2c, buf *= conj(Hb), c2r    buf <- c = H^T ratio
+ *   6. f <- f * c * inva; buf <- f  update pass, which also loads the next
+ *                                   iteration's r2c input
+ * Four FFTs and four streaming passes; nothing else touches memory.
+ *
+ * Ratio rules: periodic / free: g / b where b > 0, else 0 (the published
+ * formula divides blindly; it is equal wherever it is finite). zero
+ * (scikit-image): b' = b + 1e-12, 0 where filter_epsilon and b' < it, else
+ * g / b'. Update: periodic f * c; free f * c / a (a = H^T w, 0 where a is
+ * negligible); both clamped at 0 so FFT round-off cannot make a negative
+ * estimate. zero: f * c unclamped on the window, as scikit-image.
+ *
+ * Starting estimates: periodic f = g (W2); zero 0.5 on the window
+ * (scikit-image); free the mean of g on every voxel the data see.
+ *
+ * Acceleration (Biggs & Andrews 1997, "Acceleration of iterative image
+ * restoration algorithms", Appl. Opt. 36:1766): before each RL step the
+ * estimate is extrapolated, y = max(x + alpha (x - x_prev), 0), with
+ * alpha = <d_k, d_k-1> / <d_k-1, d_k-1> clamped to [0, 1), d_k the change
+ * made by the last RL step. Costs three extra box-sized arrays and one pass.
+ * The dot products are summed per box row in double and then in row order,
+ * so they do not depend on the thread count.
+ *
+ * Memory (periodic, float32 contiguous in and out): the output array doubles
+ * as f and the input is read in place, so beyond the caller's two arrays the
+ * plan's buffer and H (~2 image sizes) are all: 4x the image in total. */
+#include "deconv_internal.h"
+
+#include <math.h>
+#include <string.h>
+
+typedef struct run {
+    const voxa_rl_plan *p;
+    const float *g;     /* window-shaped data, C-contiguous */
+    float *f;           /* box-shaped estimate (unpadded rows of L[2]) */
+    float *xprev, *gnew, *gold; /* acceleration (else NULL) */
+    double *dots;       /* 2 per box row */
+    const fftwf_complex *h;
+    float alpha;
+    float fe;           /* filter_epsilon (zero mode); -inf when off */
+    int load;           /* update pass also writes buf <- f */
+} run;
+
+/* Row r of the box -> row of g, or -1 outside the window. */
+static inline int64_t window_row(const voxa_rl_plan *p, int64_t r) {
+    int64_t z = r / p->L[1] - p->off[0], y = r % p->L[1] - p->off[1];
+    if (z < 0 || z >= p->n[0] || y < 0 || y >= p->n[1]) return -1;
+    return z * p->n[1] + y;
+}
+
+static voxa_status pass_mul(int64_t lo, int64_t hi, int tid, void *ctx) {
+    run *R = ctx;
+    fftwf_complex *b = (fftwf_complex *)R->p->buf;
+    const fftwf_complex *h = R->h;
+    for (int64_t i = lo; i < hi; i++) {
+        float re = b[i][0] * h[i][0] - b[i][1] * h[i][1];
+        float im = b[i][0] * h[i][1] + b[i][1] * h[i][0];
+        b[i][0] = re;
+        b[i][1] = im;
+    }
+    return VOXA_OK;
+}
+
+static voxa_status pass_mul_conj(int64_t lo, int64_t hi, int tid, void *ctx) {
+    run *R = ctx;
+    fftwf_complex *b = (fftwf_complex *)R->p->buf;
+    const fftwf_complex *h = R->h;
+    for (int64_t i = lo; i < hi; i++) {
+        float re = b[i][0] * h[i][0] + b[i][1] * h[i][1];
+        float im = b[i][1] * h[i][0] - b[i][0] * h[i][1];
+        b[i][0] = re;
+        b[i][1] = im;
+    }
+    return VOXA_OK;
+}
+
+static voxa_status pass_ratio(int64_t lo, int64_t hi, int tid, void *ctx) {
+    run *R = ctx;
+    const voxa_rl_plan *p = R->p;
+    int64_t n2 = p->n[2], o2 = p->off[2];
+    for (int64_t r = lo; r < hi; r++) {
+        float *b = p->buf + r * p->px;
+        int64_t wr = window_row(p, r);
+        if (wr < 0) {
+            memset(b, 0, (size_t)p->L[2] * sizeof(float));
+            continue;
+        }
+        const float *g = R->g + wr * n2;
+        for (int64_t x = 0; x < o2; x++) b[x] = 0;
+        for (int64_t x = o2 + n2; x < p->L[2]; x++) b[x] = 0;
+        float *bw = b + o2;
+        if (p->boundary == VOXA_RL_ZERO) {
+            float fe = R->fe;
+            /* divide unconditionally, then select: keeps the loop
+             * branch-free (vectorised) */
+            for (int64_t x = 0; x < n2; x++) {
+                float c = bw[x] + 1e-12f;
+                float q = g[x] / c;
+                bw[x] = c < fe ? 0.0f : q; /* fe is -inf when the filter is off */
+            }
+        } else {
+            for (int64_t x = 0; x < n2; x++) {
+                float c = bw[x];
+                float q = g[x] / (c > 0 ? c : 1.0f);
+                bw[x] = c > 0 ? q : 0.0f;
+            }
+        }
+    }
+    return VOXA_OK;
+}
+
+/* f <- update(f, c); buf <- f when loading; with acceleration also the step
+ * d = f_new - f and the row's dot products. */
+static voxa_status pass_update(int64_t lo, int64_t hi, int tid, void *ctx) {
+    run *R = ctx;
+    const voxa_rl_plan *p = R->p;
+    int64_t L2 = p->L[2];
+    for (int64_t r = lo; r < hi; r++) {
+        float *b = p->buf + r * p->px;
+        float *f = R->f + r * L2;
+        if (p->boundary == VOXA_RL_FREE) {
+            const float *ia = p->inva + r * L2;
+            for (int64_t x = 0; x < L2; x++) {
+                float v = f[x] * b[x] * ia[x];
+                b[x] = v > 0 ? v : 0.0f; /* also maps NaN (0 * inf) to 0 */
+            }
+        } else if (p->boundary == VOXA_RL_PERIODIC) {
+            for (int64_t x = 0; x < L2; x++) {
+                float v = f[x] * b[x];
+                b[x] = v > 0 ? v : 0.0f;
+            }
+        } else {
+            int64_t wr = window_row(p, r);
+            if (wr < 0) {
+                memset(b, 0, (size_t)L2 * sizeof(float));
+            } else {
+                for (int64_t x = 0; x < L2; x++) b[x] = x < p->n[2] ? f[x] * b[x] : 0.0f;
+            }
+        }
+        /* b now holds the new estimate. */
+        if (R->gnew) {
+            float *gn = R->gnew + r * L2;
+            const float *go = R->gold + r * L2;
+            double num = 0, den = 0;
+            for (int64_t x = 0; x < L2; x++) {
+                float d = b[x] - f[x];
+                gn[x] = d;
+                num += (double)d * go[x];
+                den += (double)go[x] * go[x];
+            }
+            R->dots[2 * r] = num;
+            R->dots[2 * r + 1] = den;
+        }
+        memcpy(f, b, (size_t)L2 * sizeof(float));
+    }
+    return VOXA_OK;
+}
+
+/* Acceleration: y = max(x + alpha (x - x_prev), 0); x_prev <- x; f, buf <- y. */
+static voxa_status pass_extrapolate(int64_t lo, int64_t hi, int tid, void *ctx) {
+    run *R = ctx;
+    const voxa_rl_plan *p = R->p;
+    int64_t L2 = p->L[2];
+    float a = R->alpha;
+    for (int64_t r = lo; r < hi; r++) {
+        float *f = R->f + r * L2, *xp = R->xprev + r * L2, *b = p->buf + r * p->px;
+        for (int64_t x = 0; x < L2; x++) {
+            float v = f[x] + a * (f[x] - xp[x]);
+            v = v > 0 ? v : 0.0f;
+            xp[x] = f[x];
+            f[x] = v;
+            b[x] = v;
+        }
+    }
+    return VOXA_OK;
+}
+
+static voxa_status pass_load(int64_t lo, int64_t hi, int tid, void *ctx) {
+    run *R = ctx;
+    const voxa_rl_plan *p = R->p;
+    for (int64_t r = lo; r < hi; r++)
+        memcpy(p->buf + r * p->px, R->f + r * p->L[2], (size_t)p->L[2] * sizeof(float));
+    return VOXA_OK;
+}
+
+/* The starting estimate on the box. */
+static void start(const voxa_rl_plan *p, const float *g, float *f) {
+    int64_t L2 = p->L[2];
+    if (p->boundary == VOXA_RL_PERIODIC) {
+        if (f != g) memcpy(f, g, (size_t)p->nbox * sizeof(float));
+        return;
+    }
+    double mean = 0;
+    if (p->boundary == VOXA_RL_FREE) {
+        int64_t nwin = p->n[0] * p->n[1] * p->n[2];
+        for (int64_t i = 0; i < nwin; i++) mean += g[i];
+        mean /= (double)nwin;
+    }
+    for (int64_t r = 0; r < p->rows; r++) {
+        float *fr = f + r * L2;
+        if (p->boundary == VOXA_RL_FREE) {
+            const float *ia = p->inva + r * L2;
+            for (int64_t x = 0; x < L2; x++) fr[x] = ia[x] > 0 ? (float)mean : 0.0f;
+        } else {
+            int64_t wr = window_row(p, r);
+            for (int64_t x = 0; x < L2; x++) fr[x] = (wr >= 0 && x < p->n[2]) ? 0.5f : 0.0f;
+        }
+    }
+}
+
+/* Copy the window of f to `out` (f32/f64, any strides), clipping if asked. */
+#define DEF_STORE(T, NAME)                                                     \
+    static void store_##NAME(const voxa_rl_plan *p, const float *f, voxa_array *out, \
+                             int clip) {                                       \
+        int nd = out->ndim;                                                    \
+        int64_t s0 = nd == 3 ? out->strides[0] : 0;                            \
+        int64_t s1 = nd >= 2 ? out->strides[nd - 2] : 0;                       \
+        int64_t s2 = out->strides[nd - 1];                                     \
+        for (int64_t z = 0; z < p->n[0]; z++)                                  \
+            for (int64_t y = 0; y < p->n[1]; y++) {                            \
+                const float *src = f + ((z + p->off[0]) * p->L[1] + y + p->off[1]) * p->L[2] \
+                                   + p->off[2];                                \
+                char *dst = (char *)out->data + z * s0 + y * s1;               \
+                for (int64_t x = 0; x < p->n[2]; x++) {                        \
+                    float v = src[x];                                          \
+                    if (clip) v = v > 1 ? 1.0f : v < -1 ? -1.0f : v;           \
+                    *(T *)(dst + x * s2) = (T)v;                               \
+                }                                                              \
+            }                                                                  \
+    }
+DEF_STORE(float, f32)
+DEF_STORE(double, f64)
+
+voxa_status voxa_rl_plan_execute(voxa_rl_plan *p, const voxa_array *in, voxa_array *out,
+                                 const voxa_rl_options *opt) {
+    voxa_status st = VOXA_OK;
+    voxa_rl_options defaults;
+    float *gbuf = NULL, *fbuf = NULL, *acc = NULL;
+    double *dots = NULL;
+    VOXA_FAIL_IF(!p, VOXA_EINVAL, "deconvolution: NULL plan");
+    if (!opt) {
+        voxa_rl_options_init(&defaults);
+        opt = &defaults;
+    }
+    VOXA_CHECK(voxa_array_check(in, "image"));
+    VOXA_CHECK(voxa_array_check(out, "out"));
+    VOXA_FAIL_IF(opt->iterations < 1, VOXA_EINVAL, "iterations: %d (must be >= 1)",
+                 opt->iterations);
+    VOXA_FAIL_IF(!(opt->filter_epsilon >= 0) || !isfinite(opt->filter_epsilon), VOXA_EINVAL,
+                 "filter_epsilon: %g (must be finite and >= 0)", opt->filter_epsilon);
+    VOXA_FAIL_IF(in->ndim != p->ndim, VOXA_EINVAL,
+                 "image: ndim %d does not match the plan's (and PSF's) ndim %d", in->ndim,
+                 p->ndim);
+    for (int d = 0; d < p->ndim; d++)
+        VOXA_FAIL_IF(in->shape[d] != p->n[3 - p->ndim + d], VOXA_EINVAL,
+                     "image: shape[%d] = %lld differs from the plan's %lld", d,
+                     (long long)in->shape[d], (long long)p->n[3 - p->ndim + d]);
+    VOXA_FAIL_IF(!voxa__same_shape(in, out), VOXA_EINVAL,
+                 "out: shape differs from the image's");
+    VOXA_FAIL_IF(out->data == in->data && voxa_array_size(in) > 0, VOXA_EINVAL,
+                 "out: must not share memory with the image");
+    VOXA_FAIL_IF(out->dtype != VOXA_F32 && out->dtype != VOXA_F64, VOXA_EINVAL,
+                 "out: dtype %s (must be float32 or float64)", voxa_dtype_name(out->dtype));
+
+    int64_t nwin = p->n[0] * p->n[1] * p->n[2];
+    int contig_f32_in = in->dtype == VOXA_F32 && voxa_array_is_c_contiguous(in);
+    int out_is_f = p->boundary == VOXA_RL_PERIODIC && out->dtype == VOXA_F32 &&
+                   voxa_array_is_c_contiguous(out) && !opt->clip;
+    const float *g;
+    if (contig_f32_in) {
+        const float *gi = in->data;
+        for (int64_t i = 0; i < nwin; i++)
+            VOXA_FAIL_IF(!isfinite(gi[i]), VOXA_EINVAL,
+                         "image: value at flat index %lld is NaN or infinite", (long long)i);
+        g = gi;
+    } else {
+        gbuf = voxa__malloc((size_t)nwin, sizeof(float));
+        VOXA_GOTO_IF(!gbuf, VOXA_ENOMEM, "deconvolution: cannot allocate the image copy");
+        st = voxa__deconv_load_f32(in, gbuf, "image");
+        if (st != VOXA_OK) goto done;
+        g = gbuf;
+    }
+    float *f;
+    if (out_is_f) {
+        f = out->data;
+    } else {
+        fbuf = voxa__malloc((size_t)p->nbox, sizeof(float));
+        VOXA_GOTO_IF(!fbuf, VOXA_ENOMEM, "deconvolution: cannot allocate the estimate");
+        f = fbuf;
+    }
+    run R = {.p = p, .g = g, .f = f,
+             .fe = opt->filter_epsilon > 0 ? (float)opt->filter_epsilon : -INFINITY};
+    if (opt->accelerate) {
+        acc = voxa__calloc((size_t)p->nbox * 3, sizeof(float));
+        dots = voxa__calloc((size_t)p->rows * 2, sizeof(double));
+        VOXA_GOTO_IF(!acc || !dots, VOXA_ENOMEM,
+                     "deconvolution: cannot allocate acceleration buffers");
+        R.xprev = acc;
+        R.gnew = acc + p->nbox;
+        R.gold = acc + 2 * p->nbox;
+        R.dots = dots;
+    }
+
+    start(p, g, f);
+    int64_t rgrain = 16384 / p->L[2] + 1, cgrain = 16384;
+    st = voxa__parallel_for(p->rows, rgrain, pass_load, &R);
+    if (st != VOXA_OK) goto done;
+    st = voxa__progress(&opt->progress, 0, opt->iterations);
+    if (st != VOXA_OK) goto done;
+    fftwf_complex *cb = (fftwf_complex *)p->buf;
+    int have_gold = 0;
+    for (int it = 0; it < opt->iterations; it++) {
+        if (opt->accelerate) {
+            R.alpha = 0;
+            if (have_gold >= 2) {
+                double num = 0, den = 0;
+                for (int64_t r = 0; r < p->rows; r++) {
+                    num += dots[2 * r];
+                    den += dots[2 * r + 1];
+                }
+                double a = den > 0 ? num / den : 0;
+                R.alpha = (float)(a < 0 ? 0 : a > 1 ? 1 : a);
+            }
+            if (it > 0) {
+                st = voxa__parallel_for(p->rows, rgrain, pass_extrapolate, &R);
+                if (st != VOXA_OK) goto done;
+            } else {
+                memcpy(R.xprev, f, (size_t)p->nbox * sizeof(float));
+            }
+        }
+        fftwf_execute_dft_r2c(p->fwd, p->buf, cb);
+        R.h = p->hf;
+        st = voxa__parallel_for(p->nc, cgrain, pass_mul, &R);
+        if (st != VOXA_OK) goto done;
+        fftwf_execute_dft_c2r(p->inv, cb, p->buf);
+        st = voxa__parallel_for(p->rows, rgrain, pass_ratio, &R);
+        if (st != VOXA_OK) goto done;
+        fftwf_execute_dft_r2c(p->fwd, p->buf, cb);
+        R.h = p->hb;
+        st = voxa__parallel_for(p->nc, cgrain, pass_mul_conj, &R);
+        if (st != VOXA_OK) goto done;
+        fftwf_execute_dft_c2r(p->inv, cb, p->buf);
+        st = voxa__parallel_for(p->rows, rgrain, pass_update, &R);
+        if (st != VOXA_OK) goto done;
+        if (opt->accelerate) {
+            float *t = R.gnew;
+            R.gnew = R.gold;
+            R.gold = t;
+            have_gold++;
+        }
+        st = voxa__progress(&opt->progress, it + 1, opt->iterations);
+        if (st != VOXA_OK) goto done;
+    }
+    if (!out_is_f) {
+        if (out->dtype == VOXA_F32) store_f32(p, f, out, opt->clip);
+        else store_f64(p, f, out, opt->clip);
+    }
+done:
+    voxa__free(gbuf);
+    voxa__free(fbuf);
+    voxa__free(acc);
+    voxa__free(dots);
+    return st;
+}
+
+voxa_status voxa_deconv_rl(const voxa_array *in, const voxa_array *psf, voxa_array *out,
+                           voxa_rl_boundary boundary, const voxa_rl_options *opt) {
+    VOXA_CHECK(voxa_array_check(in, "image"));
+    VOXA_FAIL_IF(in->ndim < 1 || in->ndim > 3, VOXA_EINVAL,
+                 "image: ndim %d not supported (1, 2 or 3)", in->ndim);
+    voxa_rl_plan *p = NULL;
+    VOXA_CHECK(voxa_rl_plan_new(&p, in->ndim, in->shape, psf, boundary, 0));
+    voxa_status st = voxa_rl_plan_execute(p, in, out, opt);
+    voxa_rl_plan_free(p);
+    return st;
+}

@@ -5,6 +5,7 @@
 
 #include "voxa/core.h"
 #include "voxa/io.h"
+#include "voxa/roi.h"
 /* families below */
 
 #endif

@@ -6,6 +6,7 @@ the same answer with the same arguments.
 """
 from . import _voxa
 from .io import imread, imwrite
+from .roi import extract_patches, paste_patches
 
 __version__ = _voxa.version()
 
@@ -21,4 +22,4 @@ def get_threads():
     return _voxa.get_threads()
 
 
-__all__ = ["imread", "imwrite", "set_threads", "get_threads", "__version__"]
+__all__ = ["imread", "imwrite", "extract_patches", "paste_patches", "set_threads", "get_threads", "__version__"]

@@ -40,6 +40,10 @@
 #include "roi_internal.h"
 
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#define HAVE_NT 1
+#endif
 
 typedef struct plan {
     int nd;                                          /* outer axes */
@@ -49,18 +53,33 @@ typedef struct plan {
     int64_t run_bytes;                               /* inner * es when contiguous */
 } plan;
 
-typedef void (*box_fn)(char *dst, const char *src, const plan *pl, size_t es);
+/* `ahead` is the distance from this patch's source to the next patch's (0:
+ * none): while a run is copied, the same run of the next patch is
+ * prefetched (its first and last byte), a whole patch ahead. Random patch
+ * corners defeat the hardware prefetchers (rows a page apart), so without
+ * this each row waits for memory. */
+typedef void (*box_fn)(char *dst, const char *src, const plan *pl, size_t es,
+                       ptrdiff_t ahead);
+
+#define PREFETCH_RUN                                                           \
+    if (ahead) {                                                               \
+        __builtin_prefetch(src + ahead, 0, 3);                                 \
+        __builtin_prefetch(src + ahead + last, 0, 3);                          \
+    }
 
 /* Walk the outer axes; BODY copies one run from src to dst. */
 #define BOX_WALK(BODY)                                                         \
+    int64_t last = pl->iss * (pl->inner - 1) + (int64_t)es - 1;                \
     if (pl->nd == 1) {                                                         \
         int64_t e = pl->ext[0], s = pl->ss[0], t = pl->ds[0];                  \
-        for (int64_t r = 0; r < e; r++, src += s, dst += t) { BODY; }          \
+        for (int64_t r = 0; r < e; r++, src += s, dst += t) {                  \
+            PREFETCH_RUN BODY;                                                 \
+        }                                                                      \
         return;                                                                \
     }                                                                          \
     int64_t idx[VOXA_MAXDIM] = {0};                                            \
     for (int64_t r = 0; r < pl->nrows; r++) {                                  \
-        BODY;                                                                  \
+        PREFETCH_RUN BODY;                                                     \
         for (int d = pl->nd - 1; d >= 0; d--) {                                \
             src += pl->ss[d];                                                  \
             dst += pl->ds[d];                                                  \
@@ -72,7 +91,8 @@ typedef void (*box_fn)(char *dst, const char *src, const plan *pl, size_t es);
     }
 
 #define BOX_CONST(B)                                                           \
-    static void box_##B(char *dst, const char *src, const plan *pl, size_t es) { \
+    static void box_##B(char *dst, const char *src, const plan *pl, size_t es, \
+                         ptrdiff_t ahead) {                                    \
         BOX_WALK(memcpy(dst, src, B))                                          \
     }
 BOX_CONST(16)
@@ -82,15 +102,29 @@ BOX_CONST(128)
 BOX_CONST(256)
 BOX_CONST(512)
 
-static void box_memcpy(char *dst, const char *src, const plan *pl, size_t es) {
+static void box_memcpy(char *dst, const char *src, const plan *pl, size_t es,
+                       ptrdiff_t ahead) {
     size_t b = (size_t)pl->run_bytes;
     BOX_WALK(memcpy(dst, src, b))
 }
 
+#ifdef HAVE_NT
+/* Streaming (non-temporal) stores for outputs much larger than the caches:
+ * the destination lines are written whole without being read first (no
+ * read-for-ownership) and do not evict the source rows. Needs 16-byte
+ * aligned destination runs whose length is a multiple of 16. */
+static void box_nt(char *dst, const char *src, const plan *pl, size_t es, ptrdiff_t ahead) {
+    int64_t nv = pl->run_bytes / 16;
+    BOX_WALK(for (int64_t j = 0; j < nv; j++) _mm_stream_si128(
+                 (__m128i *)(void *)(dst + 16 * j),
+                 _mm_loadu_si128((const __m128i *)(const void *)(src + 16 * j))))
+}
+#endif
+
 /* A strided run: element by element, by element width. */
 #define BOX_STRIDED(W)                                                         \
     static void box_strided_##W(char *dst, const char *src, const plan *pl,    \
-                                size_t es) {                                   \
+                                size_t es, ptrdiff_t ahead) {                  \
         int64_t n = pl->inner, a = pl->iss, b = pl->ids;                       \
         BOX_WALK(for (int64_t i = 0; i < n; i++) memcpy(dst + i * b, src + i * a, W)) \
     }
@@ -142,8 +176,17 @@ static int make_plan(plan *pl, int nd, const int64_t *ext, const int64_t *ss,
     return 1;
 }
 
-static box_fn pick_box(const plan *pl, size_t es) {
+/* Output bytes above which streaming stores pay: well past the caches. */
+#define NT_MIN_BYTES ((int64_t)32 << 20)
+
+static box_fn pick_box(const plan *pl, size_t es, const voxa_array *out, int64_t total) {
     if (pl->iss == (int64_t)es && pl->ids == (int64_t)es) {
+#ifdef HAVE_NT
+        int aligned = ((uintptr_t)out->data % 16) == 0 && pl->run_bytes % 16 == 0;
+        for (int d = 0; d < out->ndim; d++)
+            if (out->strides[d] % 16) aligned = 0;
+        if (aligned && total >= NT_MIN_BYTES) return box_nt;
+#endif
         switch (pl->run_bytes) {
         case 16: return box_16;
         case 32: return box_32;
@@ -173,6 +216,7 @@ typedef struct ctx {
     box_fn box;
     int empty;
     unsigned char fill[8];
+    int nt; /* streaming stores used: fence before the block returns */
 } ctx;
 
 /* Source index of patch coordinate j (= corner + i) on an axis of length n,
@@ -237,13 +281,22 @@ static voxa_status extract_block(int64_t lo, int64_t hi, int tid, void *arg) {
     int D = in->ndim;
     int64_t corner[VOXA_MAXDIM];
     int64_t *scratch = NULL, *maps[VOXA_MAXDIM];
+    int64_t next[VOXA_MAXDIM];
+    int next_inside = lo < hi ? voxa__roi_corner(in, c->p, lo, next) : 0;
     for (int64_t i = lo; i < hi; i++) {
-        int inside = voxa__roi_corner(in, c->p, i, corner);
+        int inside = next_inside;
+        memcpy(corner, next, sizeof corner);
+        if (i + 1 < hi) next_inside = voxa__roi_corner(in, c->p, i + 1, next);
+        else next_inside = 0;
         char *dst = (char *)c->out->data + i * c->out->strides[0];
         if (inside) {
-            const char *src = (const char *)in->data;
+            ptrdiff_t src = 0, ahead = 0;
             for (int d = 0; d < c->p->k; d++) src += corner[d] * in->strides[d];
-            c->box(dst, src, &c->pl, c->es);
+            if (next_inside) {
+                for (int d = 0; d < c->p->k; d++) ahead += next[d] * in->strides[d];
+                ahead -= src;
+            }
+            c->box(dst, (const char *)in->data + src, &c->pl, c->es, ahead);
             continue;
         }
         if (!scratch) {
@@ -267,6 +320,9 @@ static voxa_status extract_block(int64_t lo, int64_t hi, int tid, void *arg) {
         }
     }
     voxa__free(scratch);
+#ifdef HAVE_NT
+    if (c->nt) _mm_sfence();
+#endif
     return VOXA_OK;
 }
 
@@ -286,10 +342,14 @@ voxa_status voxa_roi_extract(const voxa_array *in, const voxa_roi_params *p,
     for (int d = 0; d < D; d++) c.sumext += c.ext[d];
     if (p->n == 0 || !make_plan(&c.pl, D, c.ext, in->strides, out->strides + 1, c.es))
         return VOXA_OK; /* nothing to copy */
-    c.box = pick_box(&c.pl, c.es);
+    int64_t pbytes = c.pl.nrows * c.pl.run_bytes;
+    c.box = pick_box(&c.pl, c.es, out, pbytes * p->n);
+    c.nt = 0;
+#ifdef HAVE_NT
+    c.nt = c.box == box_nt;
+#endif
     /* Blocks of >= 256 KiB of output: below that a thread costs more than
      * it saves. */
-    int64_t pbytes = c.pl.nrows * c.pl.run_bytes;
     int64_t grain = pbytes > 0 ? (int64_t)(1 << 18) / pbytes : p->n;
     if (grain < 1) grain = 1;
     return voxa__parallel_for(p->n, grain, extract_block, &c);

@@ -182,9 +182,12 @@ static int make_plan(plan *pl, int nd, const int64_t *ext, const int64_t *ss,
 static box_fn pick_box(const plan *pl, size_t es, const voxa_array *out, int64_t total) {
     if (pl->iss == (int64_t)es && pl->ids == (int64_t)es) {
 #ifdef HAVE_NT
-        int aligned = ((uintptr_t)out->data % 16) == 0 && pl->run_bytes % 16 == 0;
-        for (int d = 0; d < out->ndim; d++)
-            if (out->strides[d] % 16) aligned = 0;
+        /* Every run must start 16-byte aligned: the base, the patch stride
+         * and the outer destination strides. */
+        int aligned = ((uintptr_t)out->data % 16) == 0 && pl->run_bytes % 16 == 0 &&
+                      out->strides[0] % 16 == 0;
+        for (int d = 0; d < pl->nd; d++)
+            if (pl->ds[d] % 16) aligned = 0;
         if (aligned && total >= NT_MIN_BYTES) return box_nt;
 #endif
         switch (pl->run_bytes) {

@@ -541,3 +541,15 @@ def test_extract_large_output_streaming_and_misaligned(threads):
     voxa.extract_patches(img, coords, size, out=out)
     eq(out, got)
     del got, out, buf
+
+
+def test_zero_length_axes():
+    img = np.zeros((3, 0), np.int32)
+    c = [[0, -1], [2, 0], [-1, -2]]
+    eq(voxa.extract_patches(img, c, (2, 2), mode="constant", cval=4),
+       ref_extract(img, c, (2, 2), mode="constant", cval=4))
+    img3 = np.ones((4, 5, 0), np.uint8)
+    r = voxa.extract_patches(img3, [[0, 0], [-3, 4]], (2, 2), mode="reflect")
+    assert r.shape == (2, 2, 2, 0)
+    with pytest.raises(ValueError, match="reaches outside"):
+        voxa.extract_patches(img, [[0, 0]], (1, 1))

@@ -32,8 +32,13 @@
  *     source  2  3  2  1 | 0  1  2  3 | 2  1  0  1
  *   nearest (numpy 'edge'):  0 0 0 0 | 0 1 2 3 | 3 3 3 3
  *
- * Threads: blocks of consecutive patches (voxa__parallel_for); each patch
- * writes its own slice of `out`, so results do not depend on the thread count.
+ * Order: with 256 patches or more they are processed sorted by their axis-0
+ * corner (counting sort, see make_order) for cache and DRAM-page locality;
+ * each still lands in its own row of `out`.
+ *
+ * Threads: blocks of consecutive patches of that order (voxa__parallel_for);
+ * each patch writes its own slice of `out`, so results do not depend on the
+ * thread count.
  * Strided inputs are read in place: nothing but the patches is copied.
  *
  * Cost: O(N * k) to validate, then O(output bytes) of copying; the hot path
@@ -255,6 +260,7 @@ typedef struct ctx {
     int empty;
     unsigned char fill[8];
     const int64_t *soff, *doff; /* run offsets of one patch (NULL: odometer) */
+    const int64_t *order;       /* processing order of the patches, or NULL */
     tab_fn tab;
 } ctx;
 
@@ -347,6 +353,51 @@ static voxa_status make_tables(ctx *c) {
     return VOXA_OK;
 }
 
+/* Processing order: patches sorted by their axis-0 corner (a stable counting
+ * sort, O(N + buckets)). Each patch still writes its own slice of `out`, so
+ * the result is unchanged; but neighbouring patches in the order now read
+ * neighbouring rows, which the caches share (overlapping patches read the
+ * same lines once) and DRAM serves from open pages, and each thread's block
+ * of the order is its own band of the image. Measured on W3, 2 threads,
+ * out= preallocated: (8192,8192) u8 x 100k: 53 -> 39 ms; (256,1024,1024)
+ * u16 x 10k: 149 -> 102 ms (medians; busy shared machine). */
+#define SORT_MIN_PATCHES 256
+#define SORT_MAX_BUCKETS ((int64_t)1 << 16)
+
+static voxa_status make_order(ctx *c, int64_t **order) {
+    const voxa_roi_params *p = c->p;
+    int64_t n = p->n, len = c->in->shape[0];
+    *order = NULL;
+    if (n < SORT_MIN_PATCHES || len < 2) return VOXA_OK;
+    int64_t nb = len < SORT_MAX_BUCKETS ? len : SORT_MAX_BUCKETS;
+    int64_t *ord = voxa__malloc((size_t)n, sizeof *ord);
+    int64_t *key = voxa__malloc((size_t)n, sizeof *key);
+    int64_t *cnt = voxa__calloc((size_t)nb + 1, sizeof *cnt);
+    if (!ord || !key || !cnt) {
+        voxa__free(ord);
+        voxa__free(key);
+        voxa__free(cnt);
+        return voxa__error(VOXA_ENOMEM, "extract: cannot allocate the order of %lld patches",
+                           (long long)n);
+    }
+    int64_t corner[VOXA_MAXDIM];
+    for (int64_t i = 0; i < n; i++) {
+        voxa__roi_corner(c->in, p, i, corner);
+        int64_t k0 = corner[0] < 0 ? 0 : corner[0] >= len ? len - 1 : corner[0];
+        /* k0 * nb / len without overflow: nb <= 2^16 and k0 < len. */
+        int64_t b = nb == len ? k0 : (int64_t)((double)k0 * (double)nb / (double)len);
+        if (b >= nb) b = nb - 1;
+        key[i] = b;
+        cnt[b + 1]++;
+    }
+    for (int64_t b = 0; b < nb; b++) cnt[b + 1] += cnt[b];
+    for (int64_t i = 0; i < n; i++) ord[cnt[key[i]]++] = i;
+    voxa__free(key);
+    voxa__free(cnt);
+    *order = ord;
+    return VOXA_OK;
+}
+
 static voxa_status extract_block(int64_t lo, int64_t hi, int tid, void *arg) {
     const ctx *c = arg;
     const voxa_array *in = c->in;
@@ -354,11 +405,13 @@ static voxa_status extract_block(int64_t lo, int64_t hi, int tid, void *arg) {
     int64_t corner[VOXA_MAXDIM];
     int64_t *scratch = NULL, *maps[VOXA_MAXDIM];
     int64_t next[VOXA_MAXDIM];
-    int next_inside = lo < hi ? voxa__roi_corner(in, c->p, lo, next) : 0;
-    for (int64_t i = lo; i < hi; i++) {
+    const int64_t *ord = c->order;
+    int next_inside = lo < hi ? voxa__roi_corner(in, c->p, ord ? ord[lo] : lo, next) : 0;
+    for (int64_t j = lo; j < hi; j++) {
+        int64_t i = ord ? ord[j] : j;
         int inside = next_inside;
         memcpy(corner, next, sizeof corner);
-        if (i + 1 < hi) next_inside = voxa__roi_corner(in, c->p, i + 1, next);
+        if (j + 1 < hi) next_inside = voxa__roi_corner(in, c->p, ord ? ord[j + 1] : j + 1, next);
         else next_inside = 0;
         char *dst = (char *)c->out->data + i * c->out->strides[0];
         if (inside) {
@@ -419,11 +472,19 @@ voxa_status voxa_roi_extract(const voxa_array *in, const voxa_roi_params *p,
     int64_t pbytes = c.pl.nrows * c.pl.run_bytes;
     c.box = pick_box(&c.pl, c.es);
     VOXA_CHECK(make_tables(&c));
+    int64_t *order = NULL;
+    voxa_status so = make_order(&c, &order);
+    if (so != VOXA_OK) {
+        voxa__free((void *)c.soff);
+        return so;
+    }
+    c.order = order;
     /* Blocks of >= 256 KiB of output: below that a thread costs more than
      * it saves. */
     int64_t grain = pbytes > 0 ? (int64_t)(1 << 18) / pbytes : p->n;
     if (grain < 1) grain = 1;
     voxa_status st = voxa__parallel_for(p->n, grain, extract_block, &c);
     voxa__free((void *)c.soff);
+    voxa__free(order);
     return st;
 }

@@ -553,3 +553,25 @@ def test_zero_length_axes():
     assert r.shape == (2, 2, 2, 0)
     with pytest.raises(ValueError, match="reaches outside"):
         voxa.extract_patches(img, [[0, 0]], (1, 1))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_paste_hypothesis(data):
+    ndim = data.draw(st.integers(1, 4))
+    shape = tuple(data.draw(st.lists(st.integers(1, 7), min_size=ndim, max_size=ndim)))
+    k = data.draw(st.integers(1, ndim))
+    size = tuple(data.draw(st.lists(st.integers(1, 8), min_size=k, max_size=k)))
+    op = data.draw(st.sampled_from(["overwrite", "add", "max", "mean"]))
+    mode = data.draw(st.sampled_from(["crop", "clip"]))
+    if mode == "clip":
+        size = tuple(min(s, shape[d]) for d, s in enumerate(size))
+    n = data.draw(st.integers(0, 8))
+    coords = np.array(data.draw(st.lists(st.lists(st.integers(-9, 9), min_size=k, max_size=k),
+                                         min_size=n, max_size=n)), dtype=np.int64).reshape(n, k)
+    dtype = data.draw(st.sampled_from(DTYPES))
+    rng = np.random.default_rng(n)
+    vol = rand(shape, dtype, rng)
+    patches = rand((n,) + size + shape[k:], dtype, rng)
+    got = voxa.paste_patches(vol.copy(), patches, coords, op=op, mode=mode)
+    eq(got, ref_paste(vol, patches, coords, op=op, mode=mode))

@@ -79,8 +79,8 @@ VOXA_API voxa_status voxa_roi_extract(const voxa_array *in, const voxa_roi_param
  *  order, the patches that touch it. Mode ERROR (default) rejects a patch
  *  reaching outside (first offending row named), CLIP shifts it inside as
  *  voxa_roi_extract does, CROP writes only its inside part. MEAN uses
- *  12 bytes of scratch per voxel of one slab per thread (slabs hold about
- *  2^20 voxels). Errors as voxa_roi_extract, plus ENOMEM. */
+ *  12 bytes of scratch per voxel of one slab per thread (MEAN's slabs hold
+ *  about 2^18 voxels, e.g. ~3 MiB per thread; at least one axis-0 row). Errors as voxa_roi_extract, plus ENOMEM. */
 VOXA_API voxa_status voxa_roi_paste(voxa_array *volume, const voxa_array *patches,
                                     const voxa_roi_params *p, voxa_paste_op op);
 

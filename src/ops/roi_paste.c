@@ -18,7 +18,8 @@
  * rows in order to its own voxels only, so slabs are independent, every voxel
  * sees its patches in row order, and the result is the same for every
  * thread count. MEAN accumulates in per-slab scratch (float64 sum + uint32
- * count, 12 bytes per slab voxel, one slab per thread at a time) and writes
+ * count, 12 bytes per slab voxel, one slab of 2^18 voxels per thread at a
+ * time) and writes
  * the means when the slab is done.
  *
  * Kernels: one row function per (op, dtype), chosen once per call; overwrite
@@ -201,20 +202,28 @@ static void apply(const pctx *c, int64_t i, int64_t s0, int64_t s1, double *sum,
     }
 }
 
-/* Write the means of one slab. */
+/* Write the means of one slab, row by row along the last axis. */
 static void finish_mean(const pctx *c, int64_t s0, int64_t s1, const double *sum,
                         const uint32_t *cnt) {
     const voxa_array *vol = c->vol;
-    int D = vol->ndim;
-    int64_t idx[VOXA_MAXDIM] = {0}, n = (s1 - s0) * c->sst[0];
+    int D = vol->ndim, last = D - 1;
+    int64_t n = vol->shape[last], vs = vol->strides[last];
+    int64_t nrows = (s1 - s0) * c->sst[0] / n;
+    int64_t idx[VOXA_MAXDIM] = {0};
     idx[0] = s0;
-    char *v = (char *)vol->data + s0 * vol->strides[0];
-    for (int64_t j = 0; j < n; j++) {
-        if (cnt[j]) c->store(v, sum[j] / (double)cnt[j]);
-        for (int d = D - 1; d >= 0; d--) {
-            v += vol->strides[d];
+    if (D == 1) { /* the slab is the one row */
+        n = s1 - s0;
+        nrows = 1;
+    }
+    for (int64_t r = 0; r < nrows; r++) {
+        char *v = (char *)vol->data + (D == 1 ? s0 * vs : 0);
+        for (int d = 0; d < last; d++) v += idx[d] * vol->strides[d];
+        const double *sr = sum + r * n;
+        const uint32_t *cr = cnt + r * n;
+        for (int64_t i = 0; i < n; i++)
+            if (cr[i]) c->store(v + i * vs, sr[i] / (double)cr[i]);
+        for (int d = last - 1; d >= 0; d--) {
             if (++idx[d] < vol->shape[d] || d == 0) break;
-            v -= vol->strides[d] * vol->shape[d];
             idx[d] = 0;
         }
     }
@@ -273,7 +282,8 @@ voxa_status voxa_roi_paste(voxa_array *volume, const voxa_array *patches,
     c.op = op;
     c.sst[D - 1] = 1;
     for (int d = D - 2; d >= 0; d--) c.sst[d] = c.sst[d + 1] * volume->shape[d + 1];
-    c.rows_per_slab = SLAB_VOXELS / c.sst[0];
+    /* MEAN's scratch (12 bytes a voxel) should stay in the caches. */
+    c.rows_per_slab = (op == VOXA_PASTE_MEAN ? SLAB_VOXELS / 4 : SLAB_VOXELS) / c.sst[0];
     if (c.rows_per_slab < 1) c.rows_per_slab = 1;
     if (c.rows_per_slab > volume->shape[0]) c.rows_per_slab = volume->shape[0];
     c.nslabs = (volume->shape[0] + c.rows_per_slab - 1) / c.rows_per_slab;

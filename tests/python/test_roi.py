@@ -575,3 +575,14 @@ def test_paste_hypothesis(data):
     patches = rand((n,) + size + shape[k:], dtype, rng)
     got = voxa.paste_patches(vol.copy(), patches, coords, op=op, mode=mode)
     eq(got, ref_paste(vol, patches, coords, op=op, mode=mode))
+
+
+def test_paste_mean_1d_many_slabs(threads):
+    # A 1-d volume longer than a slab: the slab is the row.
+    rng = np.random.default_rng(11)
+    vol = rand((700_000,), np.float64, rng)
+    coords = rng.integers(-50, 700_000, (500, 1))
+    patches = rand((500, 3000), np.float64, rng)
+    for op in ["mean", "overwrite", "add"]:
+        got = voxa.paste_patches(vol.copy(), patches, coords, op=op, mode="crop")
+        eq(got, ref_paste(vol, patches, coords, op=op, mode="crop"))

@@ -586,3 +586,18 @@ def test_paste_mean_1d_many_slabs(threads):
     for op in ["mean", "overwrite", "add"]:
         got = voxa.paste_patches(vol.copy(), patches, coords, op=op, mode="crop")
         eq(got, ref_paste(vol, patches, coords, op=op, mode="crop"))
+
+
+def test_paste_pandas_table():
+    pd = pytest.importorskip("pandas")
+    vol = np.zeros((4, 5, 6), np.int32)
+    p = np.arange(2 * 2 * 2 * 6, dtype=np.int32).reshape(2, 2, 2, 6)
+    # z, y, x columns -> k = 3, size (2, 2, 6): x = 1 fits, x = 9 does not.
+    df = pd.DataFrame({"x": [0, 9], "y": [0, 3], "z": [1, 2]})
+    with pytest.raises(ValueError, match="row 1 reaches outside the array on axis 2"):
+        voxa.paste_patches(vol, p, df)
+    got = voxa.paste_patches(vol.copy(), p, df, mode="crop")
+    eq(got, ref_paste(vol, p, [[1, 0, 0], [2, 3, 9]], mode="crop"))
+    df2 = pd.DataFrame({"axis0": [1, 2], "axis1": [0, 3], "mass": [0.1, 0.2]})
+    got = voxa.paste_patches(vol.copy(), p, df2, op="add")
+    eq(got, ref_paste(vol, p, [[1, 0], [2, 3]], op="add"))

@@ -37,18 +37,20 @@ const char voxa_cmd_roi_help[] =
 /* Element (i, j) of a 2-D numeric array as a double. */
 static double element(const voxa_array *a, int64_t i, int64_t j) {
     const char *p = (const char *)a->data + i * a->strides[0] + j * a->strides[1];
+#define AS(T) do { T v_; memcpy(&v_, p, sizeof v_); return (double)v_; } while (0)
     switch (a->dtype) {
-    case VOXA_BOOL: case VOXA_U8: return *(const uint8_t *)p;
-    case VOXA_I8: return *(const int8_t *)p;
-    case VOXA_U16: return *(const uint16_t *)p;
-    case VOXA_I16: return *(const int16_t *)p;
-    case VOXA_U32: return *(const uint32_t *)p;
-    case VOXA_I32: return *(const int32_t *)p;
-    case VOXA_U64: return (double)*(const uint64_t *)p;
-    case VOXA_I64: return (double)*(const int64_t *)p;
-    case VOXA_F32: return *(const float *)p;
-    default: return *(const double *)p;
+    case VOXA_BOOL: case VOXA_U8: AS(uint8_t);
+    case VOXA_I8: AS(int8_t);
+    case VOXA_U16: AS(uint16_t);
+    case VOXA_I16: AS(int16_t);
+    case VOXA_U32: AS(uint32_t);
+    case VOXA_I32: AS(int32_t);
+    case VOXA_U64: AS(uint64_t);
+    case VOXA_I64: AS(int64_t);
+    case VOXA_F32: AS(float);
+    default: AS(double);
     }
+#undef AS
 }
 
 #ifdef VOXA_HAVE_CSV

@@ -168,7 +168,7 @@ static void apply(const pctx *c, int64_t i, int64_t s0, int64_t s1, double *sum,
                   uint32_t *cnt) {
     const voxa_array *vol = c->vol, *pat = c->pat;
     int D = vol->ndim, last = D - 1;
-    int64_t corner[VOXA_MAXDIM], e[VOXA_MAXDIM];
+    int64_t corner[VOXA_MAXDIM], e[VOXA_MAXDIM] = {0};
     voxa__roi_corner(vol, c->p, i, corner);
     char *v = vol->data;
     const char *p = (const char *)pat->data + i * pat->strides[0];

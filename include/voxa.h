@@ -9,5 +9,7 @@
 #include "voxa/balls.h"
 #include "voxa/deconv.h"
 #include "voxa/label.h"
+#include "voxa/roi.h"
+/* families below */
 
 #endif

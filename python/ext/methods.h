@@ -14,3 +14,5 @@ VX_METHOD(deconv_rl, "deconv_rl(image, psf, out, boundary='free', num_iter=20, c
 VX_METHOD(psf_gaussian, "psf_gaussian(out, sigma): normalised Gaussian PSF centred at shape//2")
 VX_METHOD(rl_fft_floor, "rl_fft_floor(shape, reps=3, measure=False) -> list of seconds for r2c,c2r,r2c,c2r (benchmark hook)")
 VX_METHOD(deconv_wisdom, "deconv_wisdom(path, save=False): load or save FFTW wisdom (measured plans)")
+VX_METHOD(roi_extract, "roi_extract(image, coords, size, centered, mode, cval, out): patches into out")
+VX_METHOD(roi_paste, "roi_paste(volume, patches, coords, size, centered, mode, op): paste in place")

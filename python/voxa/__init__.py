@@ -9,6 +9,7 @@ from .io import imread, imwrite, read_csv
 from .measure import label
 from .points import balls
 from .restoration import gaussian_psf, richardson_lucy
+from .roi import extract_patches, paste_patches
 
 __version__ = _voxa.version()
 
@@ -30,4 +31,5 @@ __all__ = [
     "balls",  # points
     "label",  # measure
     "richardson_lucy", "gaussian_psf",  # restoration
+    "extract_patches", "paste_patches",  # roi
 ]

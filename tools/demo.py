@@ -48,7 +48,19 @@ def step_w1(tmp):
     run("balls", "--shape", "20,1024,1024", "--points", csv, "--radius", 5, "-o", mask)
     run("label", mask, "-o", labels, "--connectivity", 1)
     run("info", labels)
-    return mask
+    return csv, mask
+
+
+def step_w3(tmp, csv, mask):
+    print("== W3: cut a (11, 21, 21) patch around each of the 500 objects, then paste back ==\n")
+    patches = os.path.join(tmp, "patches.npy")
+    back = os.path.join(tmp, "pasted.npy")
+    run("roi", mask, "--centres", csv, "--size", "11,21,21", "--mode", "constant", "-o", patches)
+    run("info", patches)
+    run("paste", patches, "--centres", csv, "--shape", "20,1024,1024", "--op", "max",
+        "--mode", "crop", "-o", back)
+    same = (np.load(back) == np.load(mask)).all()
+    print(f"pasting the patches back gives the mask again: {same}\n")
 
 
 def step_w2(tmp):
@@ -73,7 +85,8 @@ def step_w2(tmp):
 def main():
     print(f"voxa demo ({run('--version').strip()})\n")
     with tempfile.TemporaryDirectory(prefix="voxa-demo-") as tmp:
-        step_w1(tmp)
+        csv, mask = step_w1(tmp)
+        step_w3(tmp, csv, mask)
         step_w2(tmp)
     print("demo: all steps succeeded")
 

@@ -172,11 +172,15 @@ def test_output_read_only_folder(tmp_path, ext):
     d.mkdir()
     d.chmod(stat.S_IRUSR | stat.S_IXUSR)
     try:
-        if os.access(d, os.W_OK):
-            pytest.skip("running as root: permissions are not enforced")
-        with pytest.raises(OSError, match="Permission denied"):
-            voxa.imwrite(d / f"out.{ext}", np.zeros((3, 3), np.uint8))
-        assert os.listdir(d) == []
+        # As root, permissions are not enforced: /sys refuses new files
+        # to everyone.
+        target = d if not os.access(d, os.W_OK) else "/sys"
+        if target == "/sys" and not os.path.isdir("/sys/class"):
+            pytest.skip("root without /sys: no read-only location to test")
+        with pytest.raises(OSError, match="Permission denied") as e:
+            voxa.imwrite(os.path.join(target, f"voxa-out.{ext}"), np.zeros((3, 3), np.uint8))
+        assert "voxa-out" in str(e.value)
+        assert not [n for n in os.listdir(target) if n.startswith("voxa-out")]
     finally:
         d.chmod(stat.S_IRWXU)
 
@@ -623,6 +627,28 @@ def test_csv_matches_numpy_random(tmp_path):
     assert list(t) == ["X", "y", "Z", "Radius"]
     got = np.stack([t[k] for k in t], axis=1)
     assert np.array_equal(got, a)   # round-trip exact with 17 digits
+
+
+def test_csv_numbers_exact_like_float():
+    # The C parser's fast path must give the same double as Python's float()
+    # (correct rounding) on every format, including the boundaries of the
+    # fast path (2^53 digits, powers of ten 22/23, long fractions).
+    rng = np.random.default_rng(5)
+    vals = np.concatenate([rng.standard_normal(3000) * 10.0 ** rng.integers(-30, 30, 3000),
+                           rng.integers(-2**60, 2**60, 500).astype(float)])
+    cells = []
+    for v in vals:
+        cells += [f"{v:.6f}", f"{v:.15g}", f"{v:.17g}", f"{v:e}", f"{v:.3E}", repr(float(v))]
+    cells += [str(2**53), str(2**53 + 1), str(2**53 - 1), "9007199254740993.0", "1e22", "1e23",
+              "123456789e-22", "123456789e-23", "0.1", "0.3", "-0", "-0.0", "+.5e-3", "5.e2",
+              "0000000000000000000000001", "1" + "0" * 30, "0." + "0" * 40 + "1", "1e-400", "1e400",
+              "4.9406564584124654e-324", "2.2250738585072011e-308", "1.7976931348623157e308"]
+    text = "v\n" + "\n".join(cells) + "\n"
+    _, v = parse(text)
+    want = np.array([float(c) for c in cells])
+    assert v.shape == (len(cells), 1)
+    bad = [(c, g, w) for c, g, w in zip(cells, v[:, 0], want) if not (g == w and np.signbit(g) == np.signbit(w))]
+    assert not bad, bad[:5]
 
 
 def test_csv_large_file_linear(tmp_path):

@@ -236,6 +236,23 @@ def test_tiff_write_large_rows_many_strips(tmp_path):
         assert same(voxa.imread(p), a)
 
 
+def test_tiff_deflate_same_file_for_any_thread_count(tmp_path):
+    a = rand((3, 700, 300), "u2")     # several strips per page
+    a[:, ::2] = 7                     # compressible
+    files = []
+    old = voxa.get_threads()
+    try:
+        for n in (1, 3):
+            voxa.set_threads(n)
+            p = tmp_path / f"t{n}.tif"
+            voxa.imwrite(p, a[:, :, ::-1], compression="deflate")   # strided too
+            files.append(p.read_bytes())
+            assert same(tifffile.imread(p), a[:, :, ::-1])
+    finally:
+        voxa.set_threads(old)
+    assert files[0] == files[1]
+
+
 def test_tiff_write_strided(tmp_path):
     base = rand((6, 20, 30), "f4")
     p = tmp_path / "a.tif"

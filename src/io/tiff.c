@@ -10,7 +10,9 @@
  * are read by libtiff with one read() into our buffer), tiles go through one
  * tile-sized scratch buffer and are copied row by row, cropping the padding
  * of the right and bottom edge tiles. libtiff applies codecs, predictors and
- * byte swapping; any codec this libtiff was built with is read.
+ * byte swapping; any codec this libtiff was built with is read. Deflate
+ * strips without a predictor (what voxa and tifffile write) are instead
+ * inflated in parallel by tiff_inflate.c.
  *
  * Pixel types: SampleFormat (uint, int, IEEE float; default uint) with
  * BitsPerSample 8/16/32/64 map to voxa dtypes; 1-bit bilevel pages are
@@ -201,6 +203,14 @@ static voxa_status read_page(reader *r, tdir_t page, const pageinfo *p, uint8_t 
     const int64_t row = (int64_t)p->w * pix;          /* output bytes of one row of a plane */
     const int64_t plane = row * p->h;                 /* output bytes of one plane */
     tiffmsg_reset(&r->msg);
+    if (!p->bilevel && voxa__tiff_inflate_ok(tif, p->compression, p->tiled, p->bps)) {
+        /* Deflate strips, decoded in parallel (tiff_inflate.c). On any
+         * problem, libtiff decodes the page again and names it. */
+        if (voxa__tiff_inflate_page(tif, dst, p->h, p->rps, row, nplanes, es, r->file_size) ==
+            VOXA_OK)
+            return VOXA_OK;
+        tiffmsg_reset(&r->msg);
+    }
     if (!p->tiled) {
         const int64_t per_plane = ((int64_t)p->h + p->rps - 1) / p->rps;
         VOXA_GOTO_IF((int64_t)TIFFNumberOfStrips(tif) < per_plane * nplanes, VOXA_EFORMAT,

@@ -248,6 +248,7 @@ def test_tiff_deflate_same_file_for_any_thread_count(tmp_path):
             voxa.imwrite(p, a[:, :, ::-1], compression="deflate")   # strided too
             files.append(p.read_bytes())
             assert same(tifffile.imread(p), a[:, :, ::-1])
+            assert same(voxa.imread(p), a[:, :, ::-1])   # parallel inflate
     finally:
         voxa.set_threads(old)
     assert files[0] == files[1]
@@ -311,6 +312,9 @@ TIFFFILE_VARIANTS = [
     dict(byteorder=">"),
     dict(byteorder=">", tile=(16, 16), compression="zlib"),
     dict(predictor=True, compression="zlib"),
+    dict(compression="zlib", rowsperstrip=5),          # parallel inflate path
+    dict(byteorder=">", compression="zlib", rowsperstrip=7),
+    dict(bigtiff=True, compression="zlib", rowsperstrip=1),
     dict(contiguous=False),
 ]
 
@@ -419,9 +423,10 @@ def test_rgb_and_planar(tmp_path):
     for planar, shape in [("contig", (20, 30, 3)), ("separate", (3, 20, 30)),
                           ("contig", (4, 20, 30, 3)), ("separate", (4, 3, 20, 30))]:
         a = rand(shape, "u1")
-        for tile in (None, (16, 16)):
-            tifffile.imwrite(p, a, photometric="rgb", planarconfig=planar, tile=tile)
-            assert same(voxa.imread(p), tifffile.imread(p)), (planar, shape, tile)
+        for tile, comp in [(None, None), ((16, 16), None), (None, "zlib"), ((16, 16), "zlib")]:
+            tifffile.imwrite(p, a, photometric="rgb", planarconfig=planar, tile=tile,
+                             compression=comp, rowsperstrip=6)
+            assert same(voxa.imread(p), tifffile.imread(p)), (planar, shape, tile, comp)
             assert same(voxa.imread(p), a)
 
 

@@ -3,8 +3,9 @@
  * libtiff decodes strip after strip on one thread. For the commonest
  * compressed layout (Compression 8 or 32946 = zlib streams, no predictor,
  * striped, 8..64-bit samples) the page's raw strips are read in file order
- * with TIFFReadRawStrip into one buffer, then inflated in parallel straight
- * into their rows of the output (voxa__parallel_for over strips: disjoint
+ * with TIFFReadRawStrip into one buffer, then inflated in parallel (by
+ * libdeflate, which Debian's libtiff uses too) straight into their rows of
+ * the output (voxa__parallel_for over strips: disjoint
  * writes, the same result for any thread count), then byte-swapped if the
  * file's byte order is not the machine's. Every strip must inflate to
  * exactly its size; otherwise the caller falls back to libtiff's own decoder
@@ -15,7 +16,7 @@
 #include "tiff_internal.h"
 
 #include <stdlib.h>
-#include <zlib.h>
+#include <libdeflate.h>
 
 typedef struct ictx {
     const uint8_t *raw;
@@ -27,18 +28,22 @@ typedef struct ictx {
 static voxa_status inflate_strips(int64_t begin, int64_t end, int tid, void *arg) {
     (void)tid;
     ictx *c = arg;
-    for (int64_t s = begin; s < end; s++) {
+    struct libdeflate_decompressor *z = libdeflate_alloc_decompressor();
+    if (!z) return voxa__error(VOXA_ENOMEM, "out of memory decompressing TIFF strips");
+    voxa_status st = VOXA_OK;
+    for (int64_t s = begin; s < end && st == VOXA_OK; s++) {
         int64_t pl = s / c->per_plane, j = s % c->per_plane;
         int64_t y0 = j * c->rps, rows = c->h - y0 < c->rps ? c->h - y0 : c->rps;
-        uLongf want = (uLongf)(rows * c->row), got = want;
-        uLong srclen = (uLong)c->rlen[s];
-        int z = uncompress2(c->dst + pl * c->plane + y0 * c->row, &got, c->raw + c->roff[s],
-                            &srclen);
-        if (z != Z_OK || got != want)
-            return voxa__error(VOXA_EFORMAT, "strip %lld does not inflate to %lu bytes",
-                               (long long)s, (unsigned long)want);
+        size_t want = (size_t)(rows * c->row), got = 0, used = 0;
+        enum libdeflate_result r = libdeflate_zlib_decompress_ex(
+            z, c->raw + c->roff[s], (size_t)c->rlen[s], c->dst + pl * c->plane + y0 * c->row,
+            want, &used, &got);
+        if (r != LIBDEFLATE_SUCCESS || got != want)
+            st = voxa__error(VOXA_EFORMAT, "strip %lld does not inflate to %zu bytes",
+                             (long long)s, want);
     }
-    return VOXA_OK;
+    libdeflate_free_decompressor(z);
+    return st;
 }
 
 /* 1 if the current page can take this path. */

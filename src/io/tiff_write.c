@@ -14,10 +14,11 @@
  * Rows of a C-contiguous page go to libtiff without a copy; any other strides
  * are gathered row by row into one strip buffer. bool is written as uint8 0/1.
  *
- * Deflate: the strips of a page are compressed in parallel with zlib
- * (voxa__parallel_for, one zlib stream per strip, exactly what libtiff's
- * codec writes for Compression 8) and handed to libtiff in order as raw
- * strips; the file is the same for every thread count.
+ * Deflate: the strips of a page are compressed in parallel with libdeflate
+ * (the library Debian's libtiff itself uses for deflate: ~4x faster than
+ * zlib) by voxa__parallel_for, one zlib stream per strip, exactly what
+ * libtiff's codec writes for Compression 8, and handed to libtiff in order as
+ * raw strips; the file is the same for every thread count.
  *
  * Atomic (atomic.h): libtiff writes a temporary file in the destination
  * folder that is renamed over the target once libtiff closed it without an
@@ -31,7 +32,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
+#include <libdeflate.h>
 
 #define STRIP_BYTES ((int64_t)256 << 10)
 #define DEFAULT_BIGTIFF_ABOVE ((int64_t)2 << 30)
@@ -75,8 +76,8 @@ typedef struct zctx {
     const voxa_array *pg;
     int64_t rps, row;
     int contiguous, level;
-    uint8_t **out;  /* per strip: compressed bytes */
-    uLongf *len;    /* per strip: their count */
+    uint8_t **out; /* per strip: compressed bytes */
+    size_t *len;   /* per strip: their count */
 } zctx;
 
 static voxa_status deflate_strips(int64_t begin, int64_t end, int tid, void *arg) {
@@ -85,9 +86,11 @@ static voxa_status deflate_strips(int64_t begin, int64_t end, int tid, void *arg
     const int64_t h = c->pg->shape[0];
     uint8_t *gather = NULL;
     voxa_status st = VOXA_OK;
+    struct libdeflate_compressor *z = libdeflate_alloc_compressor(c->level);
+    if (!z) return voxa__error(VOXA_ENOMEM, "out of memory compressing TIFF strips");
     for (int64_t s = begin; s < end; s++) {
         int64_t y0 = s * c->rps, rows = h - y0 < c->rps ? h - y0 : c->rps;
-        uLong n = (uLong)(rows * c->row);
+        size_t n = (size_t)(rows * c->row);
         const uint8_t *src;
         if (c->contiguous) {
             src = (const uint8_t *)c->pg->data + y0 * c->row;
@@ -99,19 +102,19 @@ static voxa_status deflate_strips(int64_t begin, int64_t end, int tid, void *arg
             gather_rows(c->pg, y0, rows, gather);
             src = gather;
         }
-        uLongf cap = compressBound(n);
+        size_t cap = libdeflate_zlib_compress_bound(z, n);
         c->out[s] = malloc(cap);
         if (!c->out[s]) {
             st = voxa__error(VOXA_ENOMEM, "out of memory compressing a TIFF strip");
             break;
         }
-        int z = compress2(c->out[s], &cap, src, n, c->level);
-        if (z != Z_OK) {
-            st = voxa__error(VOXA_EINTERNAL, "zlib compress2 failed (%d)", z);
+        c->len[s] = libdeflate_zlib_compress(z, src, n, c->out[s], cap);
+        if (!c->len[s]) { /* cannot happen with the bound */
+            st = voxa__error(VOXA_EINTERNAL, "libdeflate could not compress a strip");
             break;
         }
-        c->len[s] = cap;
     }
+    libdeflate_free_compressor(z);
     free(gather);
     return st;
 }
@@ -123,7 +126,7 @@ static voxa_status write_deflate_page(writer *w, const voxa_array *pg, int64_t r
     const int64_t nstrips = (h + rps - 1) / rps;
     voxa_status st = VOXA_OK;
     zctx c = {pg, rps, row, contiguous, level, calloc((size_t)nstrips, sizeof(uint8_t *)),
-              calloc((size_t)nstrips, sizeof(uLongf))};
+              calloc((size_t)nstrips, sizeof(size_t))};
     VOXA_GOTO_IF(!c.out || !c.len, VOXA_ENOMEM, "out of memory writing '%s'", w->path);
     st = voxa__parallel_for(nstrips, 1, deflate_strips, &c);
     for (int64_t s = 0; st == VOXA_OK && s < nstrips; s++) {

@@ -38,6 +38,7 @@
 #include "tiff_internal.h"
 
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -168,6 +169,14 @@ static voxa_status page_info(reader *r, tdir_t page, pageinfo *p) {
             !TIFFGetField(tif, TIFFTAG_TILELENGTH, &p->th) || p->tw == 0 || p->th == 0)
             return voxa__error(VOXA_EFORMAT, "'%s': page %u: tiled without a tile size",
                                r->path, (unsigned)page);
+        /* One tile is decoded into a scratch buffer: refuse absurd tiles
+         * (over 1 GiB and over twice the page) before allocating one. */
+        double tile = (double)p->tw * p->th * p->spp * p->bps / 8;
+        double page_b = (double)p->w * p->h * p->spp * p->bps / 8;
+        VOXA_FAIL_IF(tile > (double)(1 << 30) && tile > 2 * page_b, VOXA_EFORMAT,
+                     "'%s': page %u: implausible tile size %ux%u for a %ux%u image", r->path,
+                     (unsigned)page, (unsigned)p->tw, (unsigned)p->th, (unsigned)p->w,
+                     (unsigned)p->h);
     } else {
         TIFFGetFieldDefaulted(tif, TIFFTAG_ROWSPERSTRIP, &p->rps);
         if (p->rps == 0 || p->rps > p->h) p->rps = p->h;
@@ -312,14 +321,15 @@ static voxa_status check_plausible(reader *r, tdir_t page, const pageinfo *p) {
     int64_t have = 0;
     for (uint32_t i = 0; i < n; i++)
         have += counts[i] < (uint64_t)r->file_size ? (int64_t)counts[i] : r->file_size;
-    int64_t need = page_bytes(p);
-    if (p->bilevel) need = (need + 7) / 8;
-    /* Tiles are padded to whole tiles: the bound applies to padded tiles. */
-    if (p->tiled)
-        need = need / ((int64_t)p->w * p->h) *
-               (((int64_t)p->w + p->tw - 1) / p->tw * p->tw) *
-               (((int64_t)p->h + p->th - 1) / p->th * p->th);
-    if (have > (INT64_MAX - 4096) / ratio || need <= have * ratio + 4096) return VOXA_OK;
+    /* Bytes the codec must produce, in double (tile sizes are 32-bit each:
+     * their product may not fit 64 bits). Tiles are padded to whole tiles. */
+    double cols = p->w, rows = p->h;
+    if (p->tiled) {
+        cols = ceil(cols / p->tw) * p->tw;
+        rows = ceil(rows / p->th) * p->th;
+    }
+    double need = ceil(cols * p->spp * p->bps / 8) * rows;
+    if (need <= (double)have * (double)ratio + 4096) return VOXA_OK;
     return voxa__error(VOXA_EFORMAT,
                        "'%s' is truncated or corrupt: page %u announces %lld bytes of pixels, "
                        "its %s data hold %lld bytes",

@@ -726,3 +726,13 @@ def test_csv_hypothesis_vs_python_csv():
         return b.getvalue()
 
     check()
+
+
+@pytest.mark.parametrize("name,msg", [
+    ("regression-huge-tile.tif", "implausible tile size"),     # fuzz: 3 GB tile buffer
+    ("regression-huge-page.tif", "truncated or corrupt"),      # fuzz: 22 GB page in 259 bytes
+])
+def test_tiff_fuzz_regressions(name, msg):
+    p = os.path.join(os.path.dirname(__file__), "..", "..", "fuzz", "corpus", "fuzz_tiff", name)
+    with pytest.raises(ValueError, match=msg):
+        voxa.imread(p)

@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# Run every libFuzzer target built in $1 (default build-fuzz) for
+# Usage: fuzz/run.sh [BUILD_DIR [TARGET...]]
+# Run every libFuzzer target (or the named ones) built in BUILD_DIR (default build-fuzz) for
 # FUZZ_SECONDS (default 30) each, starting from the seed corpus committed in
 # fuzz/corpus/<target>/. New inputs go to a scratch folder, so the committed
 # corpus stays small; a crash leaves its input as <build>/crash-* and fails.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=${1:-build-fuzz}
+shift || true
+only=" $* "
 secs=${FUZZ_SECONDS:-30}
 status=0
 # Allocation failures are errors voxa reports (ENOMEM), not crashes.
@@ -13,6 +16,7 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-allocator_may_return_null=1:detect_leaks=1}
 for bin in "$build"/fuzz_*; do
   [ -x "$bin" ] || continue
   name=$(basename "$bin")
+  [ "$only" = "  " ] || [[ "$only" == *" $name "* ]] || continue
   seeds="$here/corpus/$name"
   work=$(mktemp -d)
   echo "== $name: ${secs}s, seeds $(ls "$seeds" 2>/dev/null | wc -l)"

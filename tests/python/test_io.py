@@ -186,6 +186,16 @@ def test_output_read_only_folder(tmp_path, ext):
 
 
 @pytest.mark.parametrize("ext", ["npy", "tif"])
+def test_long_file_name(tmp_path, ext):
+    # 255 bytes is the limit of a name; the temporary must not exceed it.
+    p = tmp_path / ("a" * (255 - 4) + "." + ext)
+    a = rand((3, 4), "u2")
+    voxa.imwrite(p, a)
+    assert same(voxa.imread(p), a)
+    assert sorted(os.listdir(tmp_path)) == [p.name]
+
+
+@pytest.mark.parametrize("ext", ["npy", "tif"])
 def test_overwrite_is_atomic(tmp_path, ext):
     p = tmp_path / f"a.{ext}"
     voxa.imwrite(p, np.ones((4, 4), np.uint8))

@@ -16,3 +16,4 @@ VX_METHOD(rl_fft_floor, "rl_fft_floor(shape, reps=3, measure=False) -> list of s
 VX_METHOD(deconv_wisdom, "deconv_wisdom(path, save=False): load or save FFTW wisdom (measured plans)")
 VX_METHOD(roi_extract, "roi_extract(image, coords, size, centered, mode, cval, out): patches into out")
 VX_METHOD(roi_paste, "roi_paste(volume, patches, coords, size, centered, mode, op): paste in place")
+VX_METHOD(read_array, "read_array(path) -> (buffer owning the data, dtype name, shape, fortran)")

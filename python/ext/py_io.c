@@ -84,3 +84,71 @@ PyObject *vx_py_csv_read(PyObject *self, PyObject *args, PyObject *kw) {
     if (s != VOXA_OK) return vx_raise(s);
     return table_result(&t);
 }
+
+/* ---- zero-copy read ---------------------------------------------------------
+ * read_array(path) -> (buffer, dtype name, shape, fortran): like read() in
+ * py_core.c, but the buffer object owns the array voxa_read allocated and
+ * exports it through the buffer protocol, so np.frombuffer wraps it without
+ * a copy (peak memory = the array once, not twice). */
+typedef struct {
+    PyObject_HEAD
+    voxa_array a;
+    Py_ssize_t nbytes;
+} vx_owned;
+
+static int owned_getbuffer(PyObject *self, Py_buffer *view, int flags) {
+    vx_owned *o = (vx_owned *)self;
+    return PyBuffer_FillInfo(view, self, o->a.data, o->nbytes, 0, flags);
+}
+
+static void owned_dealloc(PyObject *self) {
+    voxa_array_free(&((vx_owned *)self)->a);
+    Py_TYPE(self)->tp_free(self);
+}
+
+static PyBufferProcs owned_as_buffer = {owned_getbuffer, NULL};
+
+static PyTypeObject owned_type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "voxa._voxa.ArrayBuffer",
+    .tp_basicsize = sizeof(vx_owned),
+    .tp_dealloc = owned_dealloc,
+    .tp_as_buffer = &owned_as_buffer,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Memory of an array read by voxa (buffer protocol, bytes).",
+};
+
+PyObject *vx_py_read_array(PyObject *self, PyObject *args, PyObject *kw) {
+    static char *kwlist[] = {"path", NULL};
+    PyObject *path_obj;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&", kwlist, PyUnicode_FSConverter, &path_obj))
+        return NULL;
+    if (!owned_type.tp_flags || !(owned_type.tp_flags & Py_TPFLAGS_READY)) {
+        if (PyType_Ready(&owned_type) < 0) {
+            Py_DECREF(path_obj);
+            return NULL;
+        }
+    }
+    voxa_array a;
+    voxa_status s;
+    Py_BEGIN_ALLOW_THREADS
+    s = voxa_read(PyBytes_AS_STRING(path_obj), &a);
+    Py_END_ALLOW_THREADS
+    Py_DECREF(path_obj);
+    if (s != VOXA_OK) return vx_raise(s);
+    vx_owned *o = PyObject_New(vx_owned, &owned_type);
+    if (!o) {
+        voxa_array_free(&a);
+        return NULL;
+    }
+    o->a = a;
+    o->nbytes = (Py_ssize_t)(voxa_array_size(&a) * (int64_t)voxa_dtype_size(a.dtype));
+    PyObject *shape = PyTuple_New(a.ndim);
+    for (int d = 0; shape && d < a.ndim; d++)
+        PyTuple_SET_ITEM(shape, d, PyLong_FromLongLong(a.shape[d]));
+    if (!shape) {
+        Py_DECREF(o);
+        return NULL;
+    }
+    int fortran = !voxa_array_is_c_contiguous(&a);
+    return Py_BuildValue("(NsNi)", (PyObject *)o, voxa_dtype_name(a.dtype), shape, fortran);
+}

@@ -17,7 +17,8 @@ def imread(path):
     samples per pixel add an axis where tifffile puts it. Raises OSError
     (missing/unreadable file), ValueError (corrupt or truncated file),
     TypeError (unsupported dtype or layout)."""
-    buf, dtype, shape, fortran = _voxa.read(os.fspath(path))
+    # The buffer owns what the C reader allocated: no copy.
+    buf, dtype, shape, fortran = _voxa.read_array(os.fspath(path))
     arr = np.frombuffer(buf, dtype=np.dtype(dtype))
     return arr.reshape(shape, order="F" if fortran else "C")
 

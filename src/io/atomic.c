@@ -10,8 +10,17 @@ static atomic_int counter;
 
 voxa_status voxa__atomic_begin(voxa__atomic *w, const char *path) {
     VOXA_FAIL_IF(!path || !*path, VOXA_EINVAL, "output path is empty");
-    int n = snprintf(w->tmp, sizeof w->tmp, "%s.tmp-%ld-%d", path, (long)getpid(),
-                     atomic_fetch_add(&counter, 1));
+    long pid = (long)getpid();
+    int k = atomic_fetch_add(&counter, 1);
+    const char *slash = strrchr(path, '/');
+    size_t base = strlen(slash ? slash + 1 : path);
+    int n = snprintf(w->tmp, sizeof w->tmp, "%s.tmp-%ld-%d", path, pid, k);
+    /* A file name near the 255-byte limit (NAME_MAX) would make the
+     * temporary's name too long although the target's is fine: then use a
+     * short hidden name in the same folder. */
+    if (n >= 0 && base + (size_t)n - strlen(path) > 255)
+        n = snprintf(w->tmp, sizeof w->tmp, "%.*s.voxa-tmp-%ld-%d",
+                     (int)(slash ? slash + 1 - path : 0), path, pid, k);
     VOXA_FAIL_IF(n < 0 || (size_t)n >= sizeof w->tmp, VOXA_EINVAL, "output path too long: '%s'",
                  path);
     w->path = path;

@@ -10,8 +10,10 @@
  * (spaces around them trimmed; looked up case-insensitively by
  * voxa_table_column). Every later line must have exactly as many fields as
  * the header, else EFORMAT names the line (1-based, counting every physical
- * line). A cell is converted with strtod in the "C" locale (whatever the
- * process locale is), after trimming spaces; a cell that is empty, not
+ * line). A cell is converted, after trimming spaces, by Clinger's exact fast
+ * path when its digits fit 2^53 and its power of ten is within 22 (the common
+ * case, ~10x cheaper), else by strtod in the "C" locale (whatever the process
+ * locale is); both give the correctly rounded double; a cell that is empty, not
  * entirely a number, or hexadecimal becomes NaN: the caller decides what is
  * an error. "nan", "inf" and "infinity" are read as such (like Python's
  * float()). A table with a header and no rows has nrows 0.
@@ -43,8 +45,12 @@
 typedef struct parser {
     const char *p, *end;
     int64_t line; /* 1-based physical line of p */
-    char *cell;   /* unquoted copy of the current field, NUL-terminated */
+    char *cell;   /* unquoted copy of a quoted field */
     size_t cell_len, cell_cap;
+    const char *f; /* the current field: into the text, or into cell if quoted */
+    size_t flen;
+    char *num;     /* NUL-terminated copy of a cell for strtod */
+    size_t num_cap;
 } parser;
 
 static int is_blank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
@@ -80,41 +86,47 @@ static void skip_blank_lines(parser *ps) {
     }
 }
 
-/* Read one field into ps->cell (trimmed when unquoted). Sets *eol when the
- * field ended the line (or the text). */
+/* Read one field: ps->f/flen (trimmed when unquoted; unquoted fields are not
+ * copied). Sets *eol when the field ended the line (or the text). */
 static voxa_status read_field(parser *ps, int *eol) {
-    ps->cell_len = 0;
     while (ps->p < ps->end && (*ps->p == ' ' || *ps->p == '\t')) ps->p++;
     if (ps->p < ps->end && *ps->p == '"') {
         int64_t start_line = ps->line;
+        ps->cell_len = 0;
         ps->p++;
         for (;;) {
-            if (ps->p >= ps->end)
+            /* Copy up to the next quote in one go. */
+            const char *q = memchr(ps->p, '"', (size_t)(ps->end - ps->p));
+            if (!q)
                 return voxa__error(VOXA_EFORMAT, "CSV line %lld: unterminated quoted field",
                                    (long long)start_line);
-            char c = *ps->p++;
-            if (c == '"') {
-                if (ps->p < ps->end && *ps->p == '"') ps->p++; /* "" -> " */
-                else break;
+            for (const char *c = ps->p; c < q; c++) ps->line += *c == '\n';
+            if (!cell_append(ps, ps->p, (size_t)(q - ps->p)))
+                return voxa__error(VOXA_ENOMEM, "out of memory reading CSV");
+            ps->p = q + 1;
+            if (ps->p < ps->end && *ps->p == '"') { /* "" -> " */
+                if (!cell_append(ps, "\"", 1))
+                    return voxa__error(VOXA_ENOMEM, "out of memory reading CSV");
+                ps->p++;
+            } else {
+                break;
             }
-            if (c == '\n') ps->line++;
-            if (!cell_append(ps, &c, 1)) return voxa__error(VOXA_ENOMEM, "out of memory reading CSV");
         }
         while (ps->p < ps->end && is_blank(*ps->p)) ps->p++;
         if (ps->p < ps->end && *ps->p != ',' && *ps->p != '\n')
             return voxa__error(VOXA_EFORMAT,
                                "CSV line %lld: unexpected character '%c' after a quoted field",
                                (long long)ps->line, isprint((unsigned char)*ps->p) ? *ps->p : '?');
+        ps->f = ps->cell ? ps->cell : "";
+        ps->flen = ps->cell_len;
     } else {
         const char *s = ps->p;
         while (ps->p < ps->end && *ps->p != ',' && *ps->p != '\n') ps->p++;
         const char *e = ps->p;
         while (e > s && is_blank(e[-1])) e--;
-        if (!cell_append(ps, s, (size_t)(e - s)))
-            return voxa__error(VOXA_ENOMEM, "out of memory reading CSV");
+        ps->f = s;
+        ps->flen = (size_t)(e - s);
     }
-    if (!cell_append(ps, "", 1)) return voxa__error(VOXA_ENOMEM, "out of memory reading CSV");
-    ps->cell_len--;
     if (ps->p >= ps->end) {
         *eol = 1;
     } else if (*ps->p == '\n') {
@@ -132,29 +144,77 @@ static locale_t c_locale;
 static pthread_once_t c_locale_once = PTHREAD_ONCE_INIT;
 static void make_c_locale(void) { c_locale = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0); }
 
-static double cell_number(const char *s, size_t n);
+/* Clinger's fast path: a decimal with at most 2^53 as its digits and a
+ * power of ten up to 22 converts exactly with one correctly rounded multiply
+ * or divide (both operands are exact doubles), i.e. to the same double as
+ * strtod. Returns 0 when the cell needs strtod. */
+static int fast_number(const char *s, size_t n, double *out) {
+    static const double p10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                 1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+    const uint64_t lim = (uint64_t)1 << 53;
+    size_t i = 0;
+    int neg = 0, digits = 0;
+    int64_t exp10 = 0;
+    uint64_t m = 0;
+    if (s[0] == '+' || s[0] == '-') neg = s[i++] == '-';
+    for (; i < n && s[i] >= '0' && s[i] <= '9'; i++, digits++) {
+        m = m * 10 + (uint64_t)(s[i] - '0');
+        if (m > lim) return 0;
+    }
+    if (i < n && s[i] == '.') {
+        for (i++; i < n && s[i] >= '0' && s[i] <= '9'; i++, digits++) {
+            m = m * 10 + (uint64_t)(s[i] - '0');
+            exp10--;
+            if (m > lim) return 0;
+        }
+    }
+    if (!digits) return 0;
+    if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+        i++;
+        int eneg = 0, edigits = 0;
+        int64_t e = 0;
+        if (i < n && (s[i] == '+' || s[i] == '-')) eneg = s[i++] == '-';
+        for (; i < n && s[i] >= '0' && s[i] <= '9'; i++, edigits++) {
+            e = e * 10 + (s[i] - '0');
+            if (e > 100000) return 0;
+        }
+        if (!edigits) return 0;
+        exp10 += eneg ? -e : e;
+    }
+    if (i != n) return 0;
+    double v = (double)m;
+    if (m == 0) v = 0.0;
+    else if (exp10 < -22 || exp10 > 22) return 0;
+    else v = exp10 < 0 ? v / p10[-exp10] : v * p10[exp10];
+    *out = neg ? -v : v;
+    return 1;
+}
 
 /* The number in a whole cell, or NaN. */
-static double cell_value(const char *s, size_t n) {
+static double cell_value(parser *ps, const char *s, size_t n) {
     /* Spaces may remain inside quotes: trim them here too. */
     while (n && (*s == ' ' || *s == '\t' || *s == '\r' || *s == '\n')) s++, n--;
     while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r' || s[n - 1] == '\n'))
         n--;
     if (n == 0) return NAN;
-    char save = s[n];
-    ((char *)s)[n] = '\0'; /* the cell buffer is ours */
-    double v = cell_number(s, n);
-    ((char *)s)[n] = save;
-    return v;
-}
-
-static double cell_number(const char *s, size_t n) {
-    const char *t = s;
-    if (*t == '+' || *t == '-') t++;
-    if (t[0] == '0' && (t[1] == 'x' || t[1] == 'X')) return NAN; /* no hex floats */
+    double v;
+    if (fast_number(s, n, &v)) return v;
+    const char *t = s + (*s == '+' || *s == '-');
+    if (t < s + n - 1 && t[0] == '0' && (t[1] == 'x' || t[1] == 'X')) return NAN; /* no hex */
+    if (memchr(s, '\0', n)) return NAN;
+    if (n + 1 > ps->num_cap) {
+        size_t cap = n + 1 < 64 ? 64 : n + 1;
+        char *b = realloc(ps->num, cap);
+        if (!b) return NAN; /* cannot happen for sane cells; NaN is the safe answer */
+        ps->num = b;
+        ps->num_cap = cap;
+    }
+    memcpy(ps->num, s, n);
+    ps->num[n] = '\0';
     char *end;
-    double v = strtod(s, &end);
-    return end == s + n ? v : NAN;
+    v = strtod(ps->num, &end);
+    return end == ps->num + n ? v : NAN;
 }
 
 void voxa_table_free(voxa_table *t) {
@@ -196,9 +256,10 @@ voxa_status voxa_csv_parse(const char *text, size_t len, voxa_table *t) {
             t->names = n;
             names_cap = nc;
         }
-        t->names[t->ncols] = malloc(ps.cell_len + 1);
+        t->names[t->ncols] = malloc(ps.flen + 1);
         VOXA_GOTO_IF(!t->names[t->ncols], VOXA_ENOMEM, "out of memory reading CSV");
-        memcpy(t->names[t->ncols], ps.cell, ps.cell_len + 1);
+        memcpy(t->names[t->ncols], ps.f, ps.flen);
+        t->names[t->ncols][ps.flen] = '\0';
         t->ncols++;
     }
 
@@ -224,7 +285,7 @@ voxa_status voxa_csv_parse(const char *text, size_t len, voxa_table *t) {
         while (!eol) {
             st = read_field(&ps, &eol);
             if (st != VOXA_OK) goto done;
-            if (k < t->ncols) row[k] = cell_value(ps.cell, ps.cell_len);
+            if (k < t->ncols) row[k] = cell_value(&ps, ps.f, ps.flen);
             VOXA_GOTO_IF(k == INT_MAX, VOXA_EFORMAT, "CSV line %lld: too many fields",
                          (long long)line);
             k++;
@@ -240,6 +301,7 @@ voxa_status voxa_csv_parse(const char *text, size_t len, voxa_table *t) {
 done:
     if (c_locale) uselocale(old);
     free(ps.cell);
+    free(ps.num);
     if (st != VOXA_OK) voxa_table_free(t);
     return st;
 }

@@ -10,7 +10,9 @@
  * are read by libtiff with one read() into our buffer), tiles go through one
  * tile-sized scratch buffer and are copied row by row, cropping the padding
  * of the right and bottom edge tiles. libtiff applies codecs, predictors and
- * byte swapping; any codec this libtiff was built with is read.
+ * byte swapping; any codec this libtiff was built with is read. Deflate
+ * strips without a predictor (what voxa and tifffile write) are instead
+ * inflated in parallel by tiff_inflate.c.
  *
  * Pixel types: SampleFormat (uint, int, IEEE float; default uint) with
  * BitsPerSample 8/16/32/64 map to voxa dtypes; 1-bit bilevel pages are
@@ -32,9 +34,11 @@
  * regular file / read error), EFORMAT (not a TIFF, truncated, corrupt, pages
  * that disagree: the message names the page), EUNSUPPORTED (pixel type or
  * layout). libtiff's messages are captured (tiff_internal.h), never printed. */
+#include "io_alloc.h"
 #include "tiff_internal.h"
 
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -165,6 +169,14 @@ static voxa_status page_info(reader *r, tdir_t page, pageinfo *p) {
             !TIFFGetField(tif, TIFFTAG_TILELENGTH, &p->th) || p->tw == 0 || p->th == 0)
             return voxa__error(VOXA_EFORMAT, "'%s': page %u: tiled without a tile size",
                                r->path, (unsigned)page);
+        /* One tile is decoded into a scratch buffer: refuse absurd tiles
+         * (over 1 GiB and over twice the page) before allocating one. */
+        double tile = (double)p->tw * p->th * p->spp * p->bps / 8;
+        double page_b = (double)p->w * p->h * p->spp * p->bps / 8;
+        VOXA_FAIL_IF(tile > (double)(1 << 30) && tile > 2 * page_b, VOXA_EFORMAT,
+                     "'%s': page %u: implausible tile size %ux%u for a %ux%u image", r->path,
+                     (unsigned)page, (unsigned)p->tw, (unsigned)p->th, (unsigned)p->w,
+                     (unsigned)p->h);
     } else {
         TIFFGetFieldDefaulted(tif, TIFFTAG_ROWSPERSTRIP, &p->rps);
         if (p->rps == 0 || p->rps > p->h) p->rps = p->h;
@@ -200,6 +212,14 @@ static voxa_status read_page(reader *r, tdir_t page, const pageinfo *p, uint8_t 
     const int64_t row = (int64_t)p->w * pix;          /* output bytes of one row of a plane */
     const int64_t plane = row * p->h;                 /* output bytes of one plane */
     tiffmsg_reset(&r->msg);
+    if (!p->bilevel && voxa__tiff_inflate_ok(tif, p->compression, p->tiled, p->bps)) {
+        /* Deflate strips, decoded in parallel (tiff_inflate.c). On any
+         * problem, libtiff decodes the page again and names it. */
+        if (voxa__tiff_inflate_page(tif, dst, p->h, p->rps, row, nplanes, es, r->file_size) ==
+            VOXA_OK)
+            return VOXA_OK;
+        tiffmsg_reset(&r->msg);
+    }
     if (!p->tiled) {
         const int64_t per_plane = ((int64_t)p->h + p->rps - 1) / p->rps;
         VOXA_GOTO_IF((int64_t)TIFFNumberOfStrips(tif) < per_plane * nplanes, VOXA_EFORMAT,
@@ -278,6 +298,44 @@ static voxa_status read_page(reader *r, tdir_t page, const pageinfo *p, uint8_t 
 done:
     free(scratch);
     return st;
+}
+
+/* A corrupt directory may announce gigapixels in a 300-byte file. Before
+ * anything is allocated, compare the page's decoded size with what its
+ * strips/tiles could hold: codecs with a bounded expansion (none 1, PackBits
+ * 128 per byte pair, LZW 4096 per 9-bit code, deflate 1032) cannot produce
+ * more; other codecs are not bounded here. */
+static voxa_status check_plausible(reader *r, tdir_t page, const pageinfo *p) {
+    int64_t ratio;
+    switch (p->compression) {
+    case COMPRESSION_NONE: ratio = 1; break;
+    case COMPRESSION_PACKBITS: ratio = 64; break;
+    case COMPRESSION_LZW: ratio = 4096; break;
+    case COMPRESSION_ADOBE_DEFLATE: case COMPRESSION_DEFLATE: ratio = 1100; break;
+    default: return VOXA_OK;
+    }
+    uint64_t *counts = NULL;
+    ttag_t tag = p->tiled ? TIFFTAG_TILEBYTECOUNTS : TIFFTAG_STRIPBYTECOUNTS;
+    uint32_t n = p->tiled ? TIFFNumberOfTiles(r->tif) : TIFFNumberOfStrips(r->tif);
+    if (!TIFFGetField(r->tif, tag, &counts) || !counts) return VOXA_OK; /* libtiff decides */
+    int64_t have = 0;
+    for (uint32_t i = 0; i < n; i++)
+        have += counts[i] < (uint64_t)r->file_size ? (int64_t)counts[i] : r->file_size;
+    /* Bytes the codec must produce, in double (tile sizes are 32-bit each:
+     * their product may not fit 64 bits). Tiles are padded to whole tiles. */
+    double cols = p->w, rows = p->h;
+    if (p->tiled) {
+        cols = ceil(cols / p->tw) * p->tw;
+        rows = ceil(rows / p->th) * p->th;
+    }
+    double need = ceil(cols * p->spp * p->bps / 8) * rows;
+    if (need <= (double)have * (double)ratio + 4096) return VOXA_OK;
+    return voxa__error(VOXA_EFORMAT,
+                       "'%s' is truncated or corrupt: page %u announces %lld bytes of pixels, "
+                       "its %s data hold %lld bytes",
+                       r->path, (unsigned)page, (long long)page_bytes(p),
+                       p->compression == COMPRESSION_NONE ? "uncompressed" : "compressed",
+                       (long long)have);
 }
 
 /* The count N of "images=N" in an ImageJ description, or 0. */
@@ -429,6 +487,8 @@ voxa_status voxa_tiff_read(const char *path, voxa_array *out) {
                              (unsigned)p0.h, (unsigned)p0.spp, type_str(&p0, b0, sizeof b0));
             goto done;
         }
+        st = check_plausible(&r, (tdir_t)npages, npages ? &p : &p0);
+        if (st != VOXA_OK) goto done;
         npages++;
         if (TIFFLastDirectory(r.tif)) {
             st = check_ifd_inside(&r);
@@ -448,15 +508,9 @@ voxa_status voxa_tiff_read(const char *path, voxa_array *out) {
     int64_t raw_n = npages == 1 ? imagej_raw_stack(&r, &p0, &raw_offset) : 0;
     if (raw_n > 1) npages = raw_n;
     VOXA_GOTO_IF(npages > INT64_MAX / pb, VOXA_EFORMAT, "'%s': too many pages", path);
-    /* Uncompressed pixels must be in the file: refuse before allocating. */
-    VOXA_GOTO_IF(p0.compression == COMPRESSION_NONE && !p0.bilevel && pb * npages > r.file_size,
-                 VOXA_EFORMAT,
-                     "'%s' is truncated or corrupt: %lld uncompressed pages of %lld bytes in a "
-                     "file of %lld bytes",
-                     path, (long long)npages, (long long)pb, (long long)r.file_size);
     int64_t shape[VOXA_MAXDIM];
     int nd = result_shape(&p0, npages, shape);
-    st = voxa_array_new(out, p0.dtype, nd, shape);
+    st = voxa__io_array_new(out, p0.dtype, nd, shape);
     if (st != VOXA_OK) goto done;
 
     if (raw_n > 1) {

@@ -71,4 +71,10 @@ static inline const char *tiffmsg_text(const tiffmsg *m, const char *fallback) {
     return m->have && m->text[0] ? m->text : fallback;
 }
 
+/* tiff_inflate.c: parallel decoding of deflate strips (see there). */
+int voxa__tiff_inflate_ok(TIFF *tif, uint16_t compression, int tiled, uint16_t bps);
+voxa_status voxa__tiff_inflate_page(TIFF *tif, uint8_t *dst, int64_t h, int64_t rps,
+                                    int64_t row, int64_t nplanes, int64_t es,
+                                    int64_t file_size);
+
 #endif

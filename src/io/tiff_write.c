@@ -14,6 +14,12 @@
  * Rows of a C-contiguous page go to libtiff without a copy; any other strides
  * are gathered row by row into one strip buffer. bool is written as uint8 0/1.
  *
+ * Deflate: the strips of a page are compressed in parallel with libdeflate
+ * (the library Debian's libtiff itself uses for deflate: ~4x faster than
+ * zlib) by voxa__parallel_for, one zlib stream per strip, exactly what
+ * libtiff's codec writes for Compression 8, and handed to libtiff in order as
+ * raw strips; the file is the same for every thread count.
+ *
  * Atomic (atomic.h): libtiff writes a temporary file in the destination
  * folder that is renamed over the target once libtiff closed it without an
  * error; on any failure the temporary is removed and nothing appears.
@@ -26,6 +32,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <libdeflate.h>
 
 #define STRIP_BYTES ((int64_t)256 << 10)
 #define DEFAULT_BIGTIFF_ABOVE ((int64_t)2 << 30)
@@ -48,6 +55,90 @@ typedef struct writer {
 static voxa_status wfail(writer *w, const char *what) {
     return voxa__error(VOXA_EIO, "cannot write '%s': %s: %s", w->path, what,
                        tiffmsg_text(&w->msg, "libtiff failed"));
+}
+
+/* Copy rows [y0, y0 + rows) of a 2D page view into `dst` (C order). */
+static void gather_rows(const voxa_array *pg, int64_t y0, int64_t rows, uint8_t *dst) {
+    const int64_t es = (int64_t)voxa_dtype_size(pg->dtype), wd = pg->shape[1], row = wd * es;
+    for (int64_t y = 0; y < rows; y++) {
+        const uint8_t *in = (const uint8_t *)pg->data + (y0 + y) * pg->strides[0];
+        uint8_t *o8 = dst + y * row;
+        if (pg->strides[1] == es) {
+            memcpy(o8, in, (size_t)row);
+        } else {
+            for (int64_t x = 0; x < wd; x++) memcpy(o8 + x * es, in + x * pg->strides[1], (size_t)es);
+        }
+    }
+}
+
+/* Parallel deflate of the strips of one page. */
+typedef struct zctx {
+    const voxa_array *pg;
+    int64_t rps, row;
+    int contiguous, level;
+    uint8_t **out; /* per strip: compressed bytes */
+    size_t *len;   /* per strip: their count */
+} zctx;
+
+static voxa_status deflate_strips(int64_t begin, int64_t end, int tid, void *arg) {
+    (void)tid;
+    zctx *c = arg;
+    const int64_t h = c->pg->shape[0];
+    uint8_t *gather = NULL;
+    voxa_status st = VOXA_OK;
+    struct libdeflate_compressor *z = libdeflate_alloc_compressor(c->level);
+    if (!z) return voxa__error(VOXA_ENOMEM, "out of memory compressing TIFF strips");
+    for (int64_t s = begin; s < end; s++) {
+        int64_t y0 = s * c->rps, rows = h - y0 < c->rps ? h - y0 : c->rps;
+        size_t n = (size_t)(rows * c->row);
+        const uint8_t *src;
+        if (c->contiguous) {
+            src = (const uint8_t *)c->pg->data + y0 * c->row;
+        } else {
+            if (!gather && !(gather = malloc((size_t)(c->rps * c->row)))) {
+                st = voxa__error(VOXA_ENOMEM, "out of memory compressing a TIFF strip");
+                break;
+            }
+            gather_rows(c->pg, y0, rows, gather);
+            src = gather;
+        }
+        size_t cap = libdeflate_zlib_compress_bound(z, n);
+        c->out[s] = malloc(cap);
+        if (!c->out[s]) {
+            st = voxa__error(VOXA_ENOMEM, "out of memory compressing a TIFF strip");
+            break;
+        }
+        c->len[s] = libdeflate_zlib_compress(z, src, n, c->out[s], cap);
+        if (!c->len[s]) { /* cannot happen with the bound */
+            st = voxa__error(VOXA_EINTERNAL, "libdeflate could not compress a strip");
+            break;
+        }
+    }
+    libdeflate_free_compressor(z);
+    free(gather);
+    return st;
+}
+
+static voxa_status write_deflate_page(writer *w, const voxa_array *pg, int64_t rps, int contiguous,
+                                      int level) {
+    const int64_t h = pg->shape[0];
+    const int64_t row = pg->shape[1] * (int64_t)voxa_dtype_size(pg->dtype);
+    const int64_t nstrips = (h + rps - 1) / rps;
+    voxa_status st = VOXA_OK;
+    zctx c = {pg, rps, row, contiguous, level, calloc((size_t)nstrips, sizeof(uint8_t *)),
+              calloc((size_t)nstrips, sizeof(size_t))};
+    VOXA_GOTO_IF(!c.out || !c.len, VOXA_ENOMEM, "out of memory writing '%s'", w->path);
+    st = voxa__parallel_for(nstrips, 1, deflate_strips, &c);
+    for (int64_t s = 0; st == VOXA_OK && s < nstrips; s++) {
+        tiffmsg_reset(&w->msg);
+        if (TIFFWriteRawStrip(w->tif, (uint32_t)s, c.out[s], (tmsize_t)c.len[s]) < 0)
+            st = wfail(w, "writing a strip");
+    }
+done:
+    for (int64_t s = 0; c.out && s < nstrips; s++) free(c.out[s]);
+    free(c.out);
+    free(c.len);
+    return st;
 }
 
 /* Write page `k` (a 2D view: rows x cols) as the current directory. */
@@ -86,6 +177,12 @@ static voxa_status write_page(writer *w, const voxa_array *pg, int64_t k, int64_
     if (!ok) return wfail(w, "setting the tags");
 
     const int contiguous = pg->strides[1] == es && pg->strides[0] == row;
+    if (o->compression == VOXA_TIFF_DEFLATE) {
+        VOXA_CHECK(write_deflate_page(w, pg, rps, contiguous, o->level ? o->level : 6));
+        tiffmsg_reset(&w->msg);
+        if (!TIFFWriteDirectory(tif)) return wfail(w, "writing a page directory");
+        return VOXA_OK;
+    }
     if (!contiguous && !*strip_buf) {
         *strip_buf = malloc((size_t)(rps * row));
         if (!*strip_buf)
@@ -103,16 +200,7 @@ static voxa_status write_page(writer *w, const voxa_array *pg, int64_t k, int64_
             src = (uint8_t *)pg->data + y0 * row;
         } else {
             src = *strip_buf;
-            for (int64_t y = 0; y < rows; y++) {
-                const uint8_t *in = (const uint8_t *)pg->data + (y0 + y) * pg->strides[0];
-                uint8_t *o8 = src + y * row;
-                if (pg->strides[1] == es) {
-                    memcpy(o8, in, (size_t)row);
-                } else {
-                    for (int64_t x = 0; x < wd; x++)
-                        memcpy(o8 + x * es, in + x * pg->strides[1], (size_t)es);
-                }
-            }
+            gather_rows(pg, y0, rows, src);
         }
         tiffmsg_reset(&w->msg);
         if (TIFFWriteEncodedStrip(tif, s, src, (tmsize_t)(rows * row)) < 0)

@@ -5,7 +5,6 @@
  * False, 'shape': (z, y, x), } padded with spaces to a 64-byte boundary,
  * then the raw data. The header parser is a tiny tokenizer that never reads
  * past the buffer it is given (fuzzed by fuzz/fuzz_npy_header.c). */
-#include "io_alloc.h"
 #include "atomic.h"
 
 #include <errno.h>
@@ -226,7 +225,7 @@ voxa_status voxa_npy_read(const char *path, voxa_array *out) {
                  (long long)want, (long long)((int64_t)sb.st_size - (int64_t)offset));
     int64_t rev[VOXA_MAXDIM];
     for (int d = 0; d < ndim; d++) rev[d] = shape[ndim - 1 - d];
-    st = voxa__io_array_new(out, t, ndim, fortran ? rev : shape);
+    st = voxa_array_new(out, t, ndim, fortran ? rev : shape);
     if (st != VOXA_OK) goto done;
     if (fortran) { /* data is the C-order transpose: reverse the view */
         for (int d = 0; d < ndim; d++) {

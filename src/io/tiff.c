@@ -34,7 +34,7 @@
  * regular file / read error), EFORMAT (not a TIFF, truncated, corrupt, pages
  * that disagree: the message names the page), EUNSUPPORTED (pixel type or
  * layout). libtiff's messages are captured (tiff_internal.h), never printed. */
-#include "io_alloc.h"
+#include "internal.h"
 #include "tiff_internal.h"
 
 #include <errno.h>
@@ -510,7 +510,7 @@ voxa_status voxa_tiff_read(const char *path, voxa_array *out) {
     VOXA_GOTO_IF(npages > INT64_MAX / pb, VOXA_EFORMAT, "'%s': too many pages", path);
     int64_t shape[VOXA_MAXDIM];
     int nd = result_shape(&p0, npages, shape);
-    st = voxa__io_array_new(out, p0.dtype, nd, shape);
+    st = voxa_array_new(out, p0.dtype, nd, shape);
     if (st != VOXA_OK) goto done;
 
     if (raw_n > 1) {

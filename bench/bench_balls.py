@@ -17,28 +17,9 @@ import numpy as np
 import scipy.ndimage as ndi
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import measure, table  # noqa: E402
+from common import measure, paint_bbox, table, w1_points  # noqa: E402
 
 import voxa  # noqa: E402
-
-
-def w1_points(shape, n=500, seed=0):
-    rng = np.random.default_rng(seed)
-    return rng.uniform(0, 1, (n, len(shape))) * np.array(shape, dtype=np.float64)
-
-
-def paint_bbox(shape, pts, r):
-    """Exact W1 rule, one bounding box per point (float64, Python loop)."""
-    mask = np.zeros(shape, dtype=bool)
-    for p in pts:
-        lo = [max(0, int(np.ceil(c - r))) for c in p]
-        hi = [min(s, int(np.floor(c + r)) + 1) for c, s in zip(p, shape)]
-        if any(a >= b for a, b in zip(lo, hi)):
-            continue
-        grids = np.ogrid[tuple(slice(a, b) for a, b in zip(lo, hi))]
-        d2 = sum(((g - c) ** 2 for g, c in zip(grids, p)), np.zeros(()))
-        mask[tuple(slice(a, b) for a, b in zip(lo, hi))] |= d2 <= r * r
-    return mask
 
 
 def edt_route(shape, pts, r):

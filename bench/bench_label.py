@@ -20,24 +20,13 @@ import numpy as np
 import scipy.ndimage as ndi
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import fmt_bytes, machine, measure, table  # noqa: E402
+from common import fmt_bytes, machine, measure, paint_bbox, table, w1_points  # noqa: E402
 
 import voxa  # noqa: E402
 
 
 def w1_mask(shape, n=500, r=5.0, seed=0):
-    rng = np.random.default_rng(seed)
-    pts = rng.random((n, len(shape))) * np.array(shape, dtype=np.float64)
-    mask = np.zeros(shape, dtype=bool)
-    for p in pts:
-        lo = [max(0, int(np.ceil(c - r))) for c in p]
-        hi = [min(s, int(np.floor(c + r)) + 1) for c, s in zip(p, shape)]
-        if any(a >= b for a, b in zip(lo, hi)):
-            continue
-        grids = np.ogrid[tuple(slice(a, b) for a, b in zip(lo, hi))]
-        d2 = sum(((g - c) ** 2 for g, c in zip(grids, p)), np.zeros(()))
-        mask[tuple(slice(a, b) for a, b in zip(lo, hi))] |= d2 <= r * r
-    return mask
+    return paint_bbox(shape, w1_points(shape, n, seed), r)
 
 
 def random_mask(shape, p=0.5, seed=1):

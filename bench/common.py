@@ -99,3 +99,26 @@ def machine():
     return (f"{cpu}, {os.cpu_count()} cpus, Python {platform.python_version()}, "
             f"numpy {np.__version__}, scipy {scipy.__version__}, "
             f"{time.strftime('%Y-%m-%d')}")
+
+
+# ---- W1 sample shared by the balls and label benchmarks ----------------------
+
+def w1_points(shape, n=500, seed=0):
+    """The W1 sample: n uniform random float centres in the volume."""
+    rng = np.random.default_rng(seed)
+    return rng.uniform(0, 1, (n, len(shape))) * np.array(shape, dtype=np.float64)
+
+
+def paint_bbox(shape, pts, r):
+    """Exact W1 rule, one bounding box per point (float64, Python loop): the
+    best plain-NumPy route, and the reference mask."""
+    mask = np.zeros(shape, dtype=bool)
+    for p in pts:
+        lo = [max(0, int(np.ceil(c - r))) for c in p]
+        hi = [min(s, int(np.floor(c + r)) + 1) for c, s in zip(p, shape)]
+        if any(a >= b for a, b in zip(lo, hi)):
+            continue
+        grids = np.ogrid[tuple(slice(a, b) for a, b in zip(lo, hi))]
+        d2 = sum(((g - c) ** 2 for g, c in zip(grids, p)), np.zeros(()))
+        mask[tuple(slice(a, b) for a, b in zip(lo, hi))] |= d2 <= r * r
+    return mask

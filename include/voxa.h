@@ -6,5 +6,7 @@
 #include "voxa/core.h"
 #include "voxa/io.h"
 /* families below */
+#include "voxa/edt.h"
+#include "voxa/morph.h"
 
 #endif

@@ -6,6 +6,8 @@ the same answer with the same arguments.
 """
 from . import _voxa
 from .io import imread, imwrite
+from .morphology import (ball, binary_closing, binary_dilation, binary_erosion, binary_opening,
+                         diamond, distance_transform_cdt, distance_transform_edt, morph_path)
 
 __version__ = _voxa.version()
 
@@ -21,4 +23,6 @@ def get_threads():
     return _voxa.get_threads()
 
 
-__all__ = ["imread", "imwrite", "set_threads", "get_threads", "__version__"]
+__all__ = ["imread", "imwrite", "set_threads", "get_threads", "__version__",
+           "distance_transform_edt", "distance_transform_cdt", "binary_dilation",
+           "binary_erosion", "binary_opening", "binary_closing", "ball", "diamond", "morph_path"]

@@ -1,0 +1,250 @@
+/* Exact squared Euclidean distance transform, separable (the engine behind
+ * voxa_edt and the ball structuring elements of voxa_morph).
+ *
+ * Algorithm (Felzenszwalb & Huttenlocher, "Distance Transforms of Sampled
+ * Functions", Theory of Computing 8, 2012): the squared distance
+ *     D(v) = min over targets t of sum_d ((v_d - t_d) s_d)^2
+ * is a sum of per-axis terms, so it is computed one axis at a time:
+ *   1. along the last (contiguous) axis, a two-scan 1D distance to the
+ *      nearest target of the row: f(x) = (s * |x - t|)^2;
+ *   2. along every other axis, f_new(p) = min_q f(q) + (s_d (p - q))^2, the
+ *      lower envelope of parabolas rooted at (q, f(q)), built in one stack
+ *      pass and read back in a second: O(n) per line.
+ * Total O(ndim * N) time whatever the distances; lines are independent and
+ * run in parallel. Lines along slow axes are gathered TILE at a time (TILE
+ * neighbours along the fastest axis share cache lines) into per-thread
+ * scratch, processed, and scattered back.
+ *
+ * Exactness: with unit spacing every value is an integer below 2^53 and the
+ * only rounded quantity is the intersection abscissa of two parabolas, a
+ * rational with denominator <= 2n: rounding cannot move it across an integer,
+ * so the envelope read at integer p is exact. Values are stored between
+ * passes as uint32 (unit spacing, 4 bytes/voxel) or double.
+ *
+ * Borders: with `border` set, every voxel outside the volume is a target.
+ * That equals one extra target parabola of height 0 at q = -1 and q = n on
+ * every line of every pass (after pass 1 the outside lines are all zero).
+ *
+ * Threshold mode (balls): values above the threshold can never come back
+ * below it, so pass 1 stores them as +inf and later passes skip their
+ * parabolas; the last pass writes the thresholded bytes directly (the output
+ * may be the source: the source is read completely by pass 1). */
+#include "morph_internal.h"
+
+#include <math.h>
+#include <string.h>
+
+#define TILE 16
+
+void *voxa__thread_scratch(size_t n, size_t size, int *nthreads) {
+    int nt = voxa_get_threads();
+    if (nt < 1) nt = 1;
+    *nthreads = nt;
+    size_t per;
+    if (!voxa__mul_size(n, size, &per)) return NULL;
+    return voxa__malloc((size_t)nt, per);
+}
+
+typedef struct stage_ctx {
+    const voxa__sqdt *p;
+    void *buf;          /* storage between passes */
+    int buf_double;     /* 1: double, 0: uint32 */
+    int64_t n, inner, nti; /* line length, stride (elements), inner tiles */
+    double s2;          /* spacing^2 of the axis */
+    double cap;         /* values > cap are stored as +inf */
+    int final;          /* write the output instead of storage */
+    char *scratch;
+    size_t per_thread;  /* bytes */
+} stage_ctx;
+
+static inline double load(const stage_ctx *c, int64_t i) {
+    if (c->buf_double) return ((const double *)c->buf)[i];
+    uint32_t u = ((const uint32_t *)c->buf)[i];
+    return u == UINT32_MAX ? INFINITY : (double)u;
+}
+
+static inline void store(const stage_ctx *c, int64_t i, double f) {
+    if (f > c->cap) f = INFINITY;
+    if (c->buf_double) ((double *)c->buf)[i] = f;
+    else ((uint32_t *)c->buf)[i] = f == INFINITY ? UINT32_MAX : (uint32_t)f;
+}
+
+static inline void emit(const voxa__sqdt *p, int64_t i, double f) {
+    switch (p->mode) {
+    case VOXA__SQDT_THRESHOLD:
+        ((uint8_t *)p->out)[i] = (uint8_t)((f <= p->thr) ^ (p->invert != 0));
+        break;
+    case VOXA__SQDT_F64: ((double *)p->out)[i] = sqrt(f); break;
+    case VOXA__SQDT_F32: ((float *)p->out)[i] = (float)sqrt(f); break;
+    case VOXA__SQDT_F64_SQ: ((double *)p->out)[i] = f; break;
+    case VOXA__SQDT_U32_SQ:
+        ((uint32_t *)p->out)[i] = f == INFINITY ? UINT32_MAX : (uint32_t)f;
+        break;
+    }
+}
+
+/* Pass 1: rows along the last axis, from the binary source. */
+static voxa_status first_rows(int64_t lo, int64_t hi, int tid, void *vc) {
+    const stage_ctx *c = vc;
+    const voxa__sqdt *p = c->p;
+    int64_t n = c->n;
+    double *f = (double *)(c->scratch + (size_t)tid * c->per_thread);
+    const uint8_t tv = (uint8_t)(p->target != 0);
+    for (int64_t r = lo; r < hi; r++) {
+        const uint8_t *s = p->src + r * n;
+        /* distance (in voxels) to the previous target, then the next one */
+        int64_t last = p->border ? -1 : INT64_MIN / 4;
+        for (int64_t x = 0; x < n; x++) {
+            if ((s[x] != 0) == tv) last = x;
+            f[x] = (double)(x - last);
+        }
+        int64_t next = p->border ? n : INT64_MAX / 4;
+        for (int64_t x = n - 1; x >= 0; x--) {
+            if ((s[x] != 0) == tv) next = x;
+            double d = f[x], e = (double)(next - x);
+            if (e < d) d = e;
+            f[x] = d > (double)INT64_MAX / 8 ? INFINITY : d * d * c->s2;
+        }
+        int64_t base = r * n;
+        if (c->final)
+            for (int64_t x = 0; x < n; x++) emit(p, base + x, f[x]);
+        else
+            for (int64_t x = 0; x < n; x++) store(c, base + x, f[x]);
+    }
+    return VOXA_OK;
+}
+
+/* Lower envelope of the parabolas (q, g[q]) (plus height-0 sentinels at -1
+ * and n when border) read at p = 0..n-1 into f. Parabolas above cap or
+ * infinite are left out. */
+static void envelope(const double *g, int64_t n, double s2, int border, double cap,
+                     double *f, int64_t *v, double *gv, double *z) {
+    int64_t k = -1;
+    int64_t qlo = border ? -1 : 0, qhi = border ? n : n - 1;
+    for (int64_t q = qlo; q <= qhi; q++) {
+        double gq = (q < 0 || q >= n) ? 0.0 : g[q];
+        if (gq == INFINITY || gq > cap) continue;
+        double hq = gq + s2 * (double)q * (double)q;
+        double s = -INFINITY;
+        while (k >= 0) {
+            double hk = gv[k] + s2 * (double)v[k] * (double)v[k];
+            s = (hq - hk) / (2.0 * s2 * (double)(q - v[k]));
+            if (s <= z[k]) k--;
+            else break;
+        }
+        if (k < 0) s = -INFINITY;
+        k++;
+        v[k] = q;
+        gv[k] = gq;
+        z[k] = s;
+    }
+    if (k < 0) {
+        for (int64_t x = 0; x < n; x++) f[x] = INFINITY;
+        return;
+    }
+    int64_t j = 0;
+    for (int64_t x = 0; x < n; x++) {
+        while (j < k && z[j + 1] <= (double)x) j++;
+        double d = (double)(x - v[j]);
+        f[x] = gv[j] + s2 * d * d;
+    }
+}
+
+/* Passes 2..ndim: lines along a slow axis, TILE neighbours at a time. */
+static voxa_status slow_lines(int64_t lo, int64_t hi, int tid, void *vc) {
+    const stage_ctx *c = vc;
+    const voxa__sqdt *p = c->p;
+    int64_t n = c->n, inner = c->inner;
+    char *mem = c->scratch + (size_t)tid * c->per_thread;
+    double *g = (double *)mem;            /* TILE * n */
+    double *f = g + TILE * n;             /* n */
+    double *gv = f + n;                   /* n + 2 */
+    double *z = gv + n + 2;               /* n + 2 */
+    int64_t *v = (int64_t *)(z + n + 2);  /* n + 2 */
+    for (int64_t it = lo; it < hi; it++) {
+        int64_t o = it / c->nti, i0 = (it % c->nti) * TILE;
+        int64_t w = inner - i0 < TILE ? inner - i0 : TILE;
+        int64_t base = o * n * inner + i0;
+        for (int64_t q = 0; q < n; q++)
+            for (int64_t j = 0; j < w; j++) g[j * n + q] = load(c, base + q * inner + j);
+        for (int64_t j = 0; j < w; j++) {
+            envelope(g + j * n, n, c->s2, p->border, c->cap, f, v, gv, z);
+            if (c->final)
+                for (int64_t q = 0; q < n; q++) emit(p, base + q * inner + j, f[q]);
+            else
+                for (int64_t q = 0; q < n; q++) store(c, base + q * inner + j, f[q]);
+        }
+    }
+    return VOXA_OK;
+}
+
+voxa_status voxa__sqdt_run(const voxa__sqdt *p) {
+    voxa_status st = VOXA_OK;
+    int nd = p->ndim;
+    int64_t total = 1, maxn = 1;
+    double maxd2 = 0;
+    for (int d = 0; d < nd; d++) {
+        total *= p->shape[d];
+        if (p->shape[d] > maxn) maxn = p->shape[d];
+        double s = p->spacing ? p->spacing[d] : 1.0;
+        maxd2 += ((double)p->shape[d] + 1) * ((double)p->shape[d] + 1) * s * s;
+    }
+    if (total == 0) return VOXA_OK;
+    stage_ctx c;
+    memset(&c, 0, sizeof c);
+    c.p = p;
+    c.cap = p->mode == VOXA__SQDT_THRESHOLD ? p->thr : INFINITY;
+    void *owned = NULL;
+    char *scratch = NULL;
+    if (p->mode == VOXA__SQDT_F64 || p->mode == VOXA__SQDT_F64_SQ) {
+        c.buf = p->out; /* store in place, the last pass rewrites it */
+        c.buf_double = 1;
+    } else if (p->mode == VOXA__SQDT_U32_SQ) {
+        VOXA_GOTO_IF(p->spacing, VOXA_EINVAL, "squared uint32 output needs unit spacing");
+        VOXA_GOTO_IF(maxd2 >= 4294967295.0, VOXA_EOVERFLOW,
+                     "squared distances may exceed uint32 for this shape: use float64");
+        c.buf = p->out;
+        c.buf_double = 0;
+    } else {
+        int u32 = !p->spacing && (c.cap < 4294967295.0 || maxd2 < 4294967295.0);
+        if (nd == 1) u32 = 1; /* one pass: nothing is stored */
+        c.buf_double = !u32;
+        owned = nd == 1 ? NULL : voxa__malloc((size_t)total, u32 ? 4 : 8);
+        VOXA_GOTO_IF(nd > 1 && !owned, VOXA_ENOMEM, "edt: cannot allocate %lld voxels of scratch",
+                     (long long)total);
+        c.buf = owned;
+    }
+    int nt;
+    size_t per = (size_t)(TILE + 5) * (size_t)(maxn + 2) * sizeof(double);
+    scratch = voxa__thread_scratch(1, per, &nt);
+    VOXA_GOTO_IF(!scratch, VOXA_ENOMEM, "edt: cannot allocate line scratch");
+    c.scratch = scratch;
+    c.per_thread = per;
+
+    /* pass 1: last axis */
+    c.n = p->shape[nd - 1];
+    c.inner = 1;
+    c.s2 = p->spacing ? p->spacing[nd - 1] * p->spacing[nd - 1] : 1.0;
+    c.final = nd == 1;
+    int64_t rows = total / c.n;
+    st = voxa__parallel_for(rows, 64, first_rows, &c);
+    if (st) goto done;
+    if ((st = voxa__progress(p->progress, 1, nd))) goto done;
+    int64_t inner = c.n;
+    for (int d = nd - 2; d >= 0; d--) {
+        c.n = p->shape[d];
+        c.inner = inner;
+        c.nti = (inner + TILE - 1) / TILE;
+        c.s2 = p->spacing ? p->spacing[d] * p->spacing[d] : 1.0;
+        c.final = d == 0;
+        int64_t items = (total / (c.n * inner)) * c.nti;
+        st = voxa__parallel_for(items, 4, slow_lines, &c);
+        if (st) goto done;
+        if ((st = voxa__progress(p->progress, nd - d, nd))) goto done;
+        inner *= c.n;
+    }
+done:
+    voxa__free(owned);
+    voxa__free(scratch);
+    return st;
+}

@@ -89,21 +89,36 @@ static voxa_status first_rows(int64_t lo, int64_t hi, int tid, void *vc) {
     const voxa__sqdt *p = c->p;
     int64_t n = c->n;
     double *f = (double *)(c->scratch + (size_t)tid * c->per_thread);
+    int64_t *di = (int64_t *)f;
     const uint8_t tv = (uint8_t)(p->target != 0);
+    const int64_t none = INT64_MAX / 4;
+    /* unit spacing into uint32 storage: integers only */
+    const int int_path = !c->final && !c->buf_double;
+    const int64_t icap = c->cap >= 4294967294.0 ? 4294967294LL : (int64_t)c->cap;
     for (int64_t r = lo; r < hi; r++) {
         const uint8_t *s = p->src + r * n;
         /* distance (in voxels) to the previous target, then the next one */
-        int64_t last = p->border ? -1 : INT64_MIN / 4;
+        int64_t last = p->border ? -1 : -none;
         for (int64_t x = 0; x < n; x++) {
             if ((s[x] != 0) == tv) last = x;
-            f[x] = (double)(x - last);
+            di[x] = x - last;
         }
-        int64_t next = p->border ? n : INT64_MAX / 4;
+        int64_t next = p->border ? n : 2 * none;
+        if (int_path) {
+            uint32_t *dst = (uint32_t *)c->buf + r * n;
+            for (int64_t x = n - 1; x >= 0; x--) {
+                if ((s[x] != 0) == tv) next = x;
+                int64_t d = di[x], e = next - x;
+                if (e < d) d = e;
+                dst[x] = d > 65535 || d * d > icap ? UINT32_MAX : (uint32_t)(d * d);
+            }
+            continue;
+        }
         for (int64_t x = n - 1; x >= 0; x--) {
             if ((s[x] != 0) == tv) next = x;
-            double d = f[x], e = (double)(next - x);
+            int64_t d = di[x], e = next - x;
             if (e < d) d = e;
-            f[x] = d > (double)INT64_MAX / 8 ? INFINITY : d * d * c->s2;
+            f[x] = d >= none / 2 ? INFINITY : (double)d * (double)d * c->s2;
         }
         int64_t base = r * n;
         if (c->final)
@@ -178,6 +193,119 @@ static voxa_status slow_lines(int64_t lo, int64_t hi, int tid, void *vc) {
     return VOXA_OK;
 }
 
+/* ---- integer path (unit spacing, uint32 storage): no division ----------- */
+
+/* Lower envelope in integers. Parabola q: h(q) = g(q) + q^2; the breakpoint
+ * of parabolas a < b is (h_b - h_a) / (2 (b - a)), compared as fractions. */
+static int64_t envelope_int(const uint32_t *g, int64_t n, int border, int64_t cap, int64_t *v,
+                            int64_t *h) {
+    int64_t k = -1;
+    int64_t qlo = border ? -1 : 0, qhi = border ? n : n - 1;
+    for (int64_t q = qlo; q <= qhi; q++) {
+        int64_t gq = 0; /* the border sentinels at -1 and n are targets */
+        if (q >= 0 && q < n) {
+            if (g[q] == UINT32_MAX || (int64_t)g[q] > cap) continue;
+            gq = g[q];
+        }
+        int64_t hq = gq + q * q;
+        while (k >= 1 &&
+               (hq - h[k]) * (v[k] - v[k - 1]) <= (h[k] - h[k - 1]) * (q - v[k]))
+            k--;
+        k++;
+        v[k] = q;
+        h[k] = hq;
+    }
+    return k;
+}
+
+static voxa_status slow_lines_int(int64_t lo, int64_t hi, int tid, void *vc) {
+    const stage_ctx *c = vc;
+    const voxa__sqdt *p = c->p;
+    int64_t n = c->n, inner = c->inner;
+    char *mem = c->scratch + (size_t)tid * c->per_thread;
+    uint32_t *g = (uint32_t *)mem;                 /* TILE * n */
+    int64_t *v = (int64_t *)(g + TILE * (n + 2));  /* n + 2 */
+    int64_t *h = v + n + 2;                        /* n + 2 */
+    int64_t *reach = h + n + 2;                    /* n */
+    uint32_t *buf = c->buf;
+    const int64_t cap = c->cap >= 4294967294.0 ? INT64_MAX : (int64_t)c->cap;
+    const int thr_mode = c->final && p->mode == VOXA__SQDT_THRESHOLD;
+    const int64_t T = thr_mode ? (int64_t)p->thr : 0;
+    const uint8_t on = (uint8_t)(p->invert ? 0 : 1), off = (uint8_t)!on;
+    for (int64_t it = lo; it < hi; it++) {
+        int64_t o = it / c->nti, i0 = (it % c->nti) * TILE;
+        int64_t w = inner - i0 < TILE ? inner - i0 : TILE;
+        int64_t base = o * n * inner + i0;
+        for (int64_t q = 0; q < n; q++) {
+            const uint32_t *src = buf + base + q * inner;
+            for (int64_t j = 0; j < w; j++) g[j * n + q] = src[j];
+        }
+        for (int64_t j = 0; j < w; j++) {
+            const uint32_t *gl = g + j * n;
+            if (thr_mode) {
+                /* the last pass only asks "is some g(q) + (x-q)^2 <= T":
+                 * a union of intervals [q - w, q + w], w = isqrt(T - g(q)) */
+                for (int64_t x = 0; x < n; x++) reach[x] = -1;
+                int64_t lead = -1; /* reach of the sentinel at q = -1 */
+                if (p->border) {
+                    int64_t r = (int64_t)sqrt((double)T);
+                    while (r * r > T) r--;
+                    while ((r + 1) * (r + 1) <= T) r++;
+                    lead = r - 1;
+                    int64_t s0 = n - r < 0 ? 0 : n - r;
+                    if (s0 < n) reach[s0] = n;
+                }
+                for (int64_t q = 0; q < n; q++) {
+                    int64_t gq = gl[q];
+                    if (gl[q] == UINT32_MAX || gq > T) continue;
+                    int64_t r = (int64_t)sqrt((double)(T - gq));
+                    while (r * r > T - gq) r--;
+                    while ((r + 1) * (r + 1) <= T - gq) r++;
+                    int64_t s0 = q - r < 0 ? 0 : q - r;
+                    if (q + r > reach[s0]) reach[s0] = q + r;
+                }
+                uint8_t *out = (uint8_t *)p->out + base + j;
+                int64_t cur = lead;
+                for (int64_t x = 0; x < n; x++) {
+                    if (reach[x] > cur) cur = reach[x];
+                    out[x * inner] = cur >= x ? on : off;
+                }
+                continue;
+            }
+            int64_t k = envelope_int(gl, n, p->border, cap, v, h);
+            int64_t jj = 0;
+            if (!c->final) {
+                uint32_t *dst = buf + base + j;
+                if (k < 0) {
+                    for (int64_t x = 0; x < n; x++) dst[x * inner] = UINT32_MAX;
+                    continue;
+                }
+                for (int64_t x = 0; x < n; x++) {
+                    while (jj < k && h[jj + 1] - h[jj] <= 2 * x * (v[jj + 1] - v[jj])) jj++;
+                    int64_t d = x - v[jj];
+                    int64_t fv = h[jj] - v[jj] * v[jj] + d * d;
+                    dst[x * inner] = fv > cap ? UINT32_MAX : (uint32_t)fv;
+                }
+                continue;
+            }
+            for (int64_t x = 0; x < n; x++) {
+                double f;
+                if (k < 0) {
+                    f = INFINITY;
+                } else {
+                    while (jj < k && h[jj + 1] - h[jj] <= 2 * x * (v[jj + 1] - v[jj])) jj++;
+                    int64_t d = x - v[jj];
+                    int64_t fv = h[jj] - v[jj] * v[jj] + d * d;
+                    f = fv > cap ? INFINITY : (double)fv;
+                }
+                if (c->final) emit(p, base + x * inner + j, f);
+                else buf[base + x * inner + j] = f == INFINITY ? UINT32_MAX : (uint32_t)f;
+            }
+        }
+    }
+    return VOXA_OK;
+}
+
 voxa_status voxa__sqdt_run(const voxa__sqdt *p) {
     voxa_status st = VOXA_OK;
     int nd = p->ndim;
@@ -215,7 +343,7 @@ voxa_status voxa__sqdt_run(const voxa__sqdt *p) {
         c.buf = owned;
     }
     int nt;
-    size_t per = (size_t)(TILE + 5) * (size_t)(maxn + 2) * sizeof(double);
+    size_t per = (size_t)(TILE + 6) * (size_t)(maxn + 2) * sizeof(double);
     scratch = voxa__thread_scratch(1, per, &nt);
     VOXA_GOTO_IF(!scratch, VOXA_ENOMEM, "edt: cannot allocate line scratch");
     c.scratch = scratch;
@@ -238,7 +366,7 @@ voxa_status voxa__sqdt_run(const voxa__sqdt *p) {
         c.s2 = p->spacing ? p->spacing[d] * p->spacing[d] : 1.0;
         c.final = d == 0;
         int64_t items = (total / (c.n * inner)) * c.nti;
-        st = voxa__parallel_for(items, 4, slow_lines, &c);
+        st = voxa__parallel_for(items, 4, c.buf_double ? slow_lines : slow_lines_int, &c);
         if (st) goto done;
         if ((st = voxa__progress(p->progress, nd - d, nd))) goto done;
         inner *= c.n;

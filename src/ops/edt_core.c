@@ -55,7 +55,16 @@ typedef struct stage_ctx {
     int final;          /* write the output instead of storage */
     char *scratch;
     size_t per_thread;  /* bytes */
+    const int32_t *isqrt; /* isqrt[i] = floor(sqrt(i)) for i <= thr, or NULL */
 } stage_ctx;
+
+static inline int64_t isqrt_of(const stage_ctx *c, int64_t v) {
+    if (c->isqrt) return c->isqrt[v];
+    int64_t r = (int64_t)sqrt((double)v);
+    while (r * r > v) r--;
+    while ((r + 1) * (r + 1) <= v) r++;
+    return r;
+}
 
 static inline double load(const stage_ctx *c, int64_t i) {
     if (c->buf_double) return ((const double *)c->buf)[i];
@@ -197,7 +206,7 @@ static voxa_status slow_lines(int64_t lo, int64_t hi, int tid, void *vc) {
 
 /* Lower envelope in integers. Parabola q: h(q) = g(q) + q^2; the breakpoint
  * of parabolas a < b is (h_b - h_a) / (2 (b - a)), compared as fractions. */
-static int64_t envelope_int(const uint32_t *g, int64_t n, int border, int64_t cap, int64_t *v,
+static __attribute__((noinline)) int64_t envelope_int(const uint32_t *g, int64_t n, int border, int64_t cap, int64_t *v,
                             int64_t *h) {
     int64_t k = -1;
     int64_t qlo = border ? -1 : 0, qhi = border ? n : n - 1;
@@ -248,9 +257,7 @@ static voxa_status slow_lines_int(int64_t lo, int64_t hi, int tid, void *vc) {
                 for (int64_t x = 0; x < n; x++) reach[x] = -1;
                 int64_t lead = -1; /* reach of the sentinel at q = -1 */
                 if (p->border) {
-                    int64_t r = (int64_t)sqrt((double)T);
-                    while (r * r > T) r--;
-                    while ((r + 1) * (r + 1) <= T) r++;
+                    int64_t r = isqrt_of(c, T);
                     lead = r - 1;
                     int64_t s0 = n - r < 0 ? 0 : n - r;
                     if (s0 < n) reach[s0] = n;
@@ -258,9 +265,7 @@ static voxa_status slow_lines_int(int64_t lo, int64_t hi, int tid, void *vc) {
                 for (int64_t q = 0; q < n; q++) {
                     int64_t gq = gl[q];
                     if (gl[q] == UINT32_MAX || gq > T) continue;
-                    int64_t r = (int64_t)sqrt((double)(T - gq));
-                    while (r * r > T - gq) r--;
-                    while ((r + 1) * (r + 1) <= T - gq) r++;
+                    int64_t r = isqrt_of(c, T - gq);
                     int64_t s0 = q - r < 0 ? 0 : q - r;
                     if (q + r > reach[s0]) reach[s0] = q + r;
                 }
@@ -348,6 +353,14 @@ voxa_status voxa__sqdt_run(const voxa__sqdt *p) {
     VOXA_GOTO_IF(!scratch, VOXA_ENOMEM, "edt: cannot allocate line scratch");
     c.scratch = scratch;
     c.per_thread = per;
+    if (p->mode == VOXA__SQDT_THRESHOLD && !c.buf_double && nd > 1 && p->thr < (1 << 22)) {
+        int64_t T = (int64_t)p->thr;
+        int32_t *tab = voxa__malloc((size_t)T + 1, sizeof(int32_t));
+        VOXA_GOTO_IF(!tab, VOXA_ENOMEM, "edt: cannot allocate a square-root table");
+        for (int64_t r = 0; r * r <= T; r++)
+            for (int64_t i = r * r; i <= T && i < (r + 1) * (r + 1); i++) tab[i] = (int32_t)r;
+        c.isqrt = tab;
+    }
 
     /* pass 1: last axis */
     c.n = p->shape[nd - 1];
@@ -374,5 +387,6 @@ voxa_status voxa__sqdt_run(const voxa__sqdt *p) {
 done:
     voxa__free(owned);
     voxa__free(scratch);
+    voxa__free((void *)c.isqrt);
     return st;
 }

@@ -288,13 +288,13 @@ VOXA_API voxa_status voxa_edt_indices(const voxa_array *in, voxa_array *out, vox
                      (long long)n);
         ft_ctx c = {src, d2, feat, in->shape[nd - 1], 1, 0, scratch, per};
         c.s2 = p->spacing ? p->spacing[nd - 1] * p->spacing[nd - 1] : 1.0;
-        if ((st = voxa__parallel_for(n / c.n, 64, ft_rows, &c))) goto done;
+        if ((st = voxa__parallel_for(n / c.n, voxa__grain(c.n), ft_rows, &c))) goto done;
         int64_t inner = c.n;
         for (int d = nd - 2; d >= 0; d--) {
             c.n = in->shape[d];
             c.inner = inner;
             c.s2 = p->spacing ? p->spacing[d] * p->spacing[d] : 1.0;
-            if ((st = voxa__parallel_for(n / c.n, 16, ft_lines, &c))) goto done;
+            if ((st = voxa__parallel_for(n / c.n, voxa__grain(c.n), ft_lines, &c))) goto done;
             inner *= c.n;
         }
     }
@@ -476,13 +476,13 @@ VOXA_API voxa_status voxa_edt_cdt(const voxa_array *in, voxa_array *out, voxa_ed
         chessboard(src, nd, in->shape, f);
     } else {
         l1_ctx c = {f, src, in->shape[nd - 1], 1, 1};
-        if ((st = voxa__parallel_for(n / c.n, 64, l1_rows, &c))) goto done;
+        if ((st = voxa__parallel_for(n / c.n, voxa__grain(c.n), l1_rows, &c))) goto done;
         int64_t inner = c.n;
         for (int d = nd - 2; d >= 0; d--) {
             c.n = in->shape[d];
             c.inner = inner;
             c.nchunk = (inner + L1CHUNK - 1) / L1CHUNK;
-            if ((st = voxa__parallel_for(n / (c.n * inner) * c.nchunk, 1, l1_lines, &c))) goto done;
+            if ((st = voxa__parallel_for(n / (c.n * inner) * c.nchunk, voxa__grain(c.n * L1CHUNK), l1_lines, &c))) goto done;
             inner *= c.n;
         }
     }

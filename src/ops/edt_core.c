@@ -368,7 +368,7 @@ voxa_status voxa__sqdt_run(const voxa__sqdt *p) {
     c.s2 = p->spacing ? p->spacing[nd - 1] * p->spacing[nd - 1] : 1.0;
     c.final = nd == 1;
     int64_t rows = total / c.n;
-    st = voxa__parallel_for(rows, 64, first_rows, &c);
+    st = voxa__parallel_for(rows, voxa__grain(c.n), first_rows, &c);
     if (st) goto done;
     if ((st = voxa__progress(p->progress, 1, nd))) goto done;
     int64_t inner = c.n;
@@ -379,7 +379,7 @@ voxa_status voxa__sqdt_run(const voxa__sqdt *p) {
         c.s2 = p->spacing ? p->spacing[d] * p->spacing[d] : 1.0;
         c.final = d == 0;
         int64_t items = (total / (c.n * inner)) * c.nti;
-        st = voxa__parallel_for(items, 4, c.buf_double ? slow_lines : slow_lines_int, &c);
+        st = voxa__parallel_for(items, voxa__grain(c.n * TILE), c.buf_double ? slow_lines : slow_lines_int, &c);
         if (st) goto done;
         if ((st = voxa__progress(p->progress, nd - d, nd))) goto done;
         inner *= c.n;

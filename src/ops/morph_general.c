@@ -158,8 +158,8 @@ voxa_status voxa__offsets_or(int ndim, const int64_t *shape, const uint8_t *src,
     VOXA_GOTO_IF(!last, VOXA_ENOMEM, "morph: cannot allocate %lld voxels", (long long)total);
     gen_ctx c = {src, last, out, ndim, shape, shape[ndim - 1], negate_in != 0, outside != 0,
                  negate_out != 0, runs, nruns};
-    if ((st = voxa__parallel_for(total / c.n, 64, last_rows, &c))) goto done;
-    st = voxa__parallel_for(total / c.n, 16, out_rows, &c);
+    if ((st = voxa__parallel_for(total / c.n, voxa__grain(c.n), last_rows, &c))) goto done;
+    st = voxa__parallel_for(total / c.n, voxa__grain(c.n * nruns), out_rows, &c);
 done:
     voxa__free(sorted);
     voxa__free(runs);

@@ -67,6 +67,14 @@ voxa_status voxa__offsets_or(int ndim, const int64_t *shape, const uint8_t *src,
  * parallel loop may use. */
 void *voxa__thread_scratch(size_t n, size_t size, int *nthreads);
 
+/* Grain for voxa__parallel_for when one item covers `voxels` voxels: blocks
+ * of at least ~256k voxels, so small volumes run on one thread (waking
+ * threads costs more than the work, and far more on a busy machine). */
+static inline int64_t voxa__grain(int64_t voxels) {
+    int64_t g = ((int64_t)1 << 18) / (voxels > 0 ? voxels : 1);
+    return g > 0 ? g : 1;
+}
+
 /* ---- views -------------------------------------------------------------- */
 
 /* A C-contiguous byte view of `in` where non-zero = true: `in` itself when it

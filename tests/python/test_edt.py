@@ -172,3 +172,28 @@ def test_cli_edt(tmp_path):
     r = subprocess.run([CLI, "edt", str(tmp_path / "missing.npy"), "-o", str(tmp_path / "x.npy")],
                        capture_output=True, text=True)
     assert r.returncode == 1 and r.stderr.startswith("voxa: edt: ")
+
+
+def test_large_volume_threads():
+    """Big enough to be split across threads: 1 and 3 threads agree, and
+    agree with scipy."""
+    a = rand((30, 100, 110), 0.9, seed=21)
+    sp = (1.5, 1.0, 0.7)
+    old = voxa.get_threads()
+    try:
+        res = {}
+        for t in (1, 3):
+            voxa.set_threads(t)
+            res[t] = (voxa.distance_transform_edt(a, sampling=sp, return_indices=True),
+                      voxa.distance_transform_edt(a, squared=True, dtype=np.uint32),
+                      voxa.distance_transform_edt(a, dtype=np.float32))
+        (d1, i1), s1, f1 = res[1]
+        (d3, i3), s3, f3 = res[3]
+        assert np.array_equal(d1, d3) and np.array_equal(i1, i3)
+        assert np.array_equal(s1, s3) and np.array_equal(f1, f3)
+        want = ndi.distance_transform_edt(a, sampling=sp)
+        np.testing.assert_allclose(d3, want, rtol=1e-12)
+        assert np.array_equal(s3, np.rint(ndi.distance_transform_edt(a) ** 2).astype(np.uint32))
+        np.testing.assert_allclose(f3, ndi.distance_transform_edt(a), rtol=1e-6)
+    finally:
+        voxa.set_threads(old)

@@ -316,3 +316,36 @@ def test_cli_morph(tmp_path):
                             str(tmp_path / "x.npy")] + args[1:], capture_output=True, text=True)
         assert r.returncode == 1 and r.stderr.startswith("voxa: morph: "), (args, r.stderr)
     assert not (tmp_path / "x.npy").exists()
+
+
+def test_large_volume_threads():
+    """Volumes big enough to be split across threads (blocks >= 256k voxels):
+    1 and 3 threads give identical results, equal to scipy's exact routes."""
+    rng = np.random.default_rng(13)
+    a = ndi.distance_transform_edt(rng.random((40, 120, 130)) > 2e-4) < 7  # unions of balls
+    a ^= rng.random(a.shape) < 0.01
+    old = voxa.get_threads()
+    try:
+        res = {}
+        for t in (1, 3):
+            voxa.set_threads(t)
+            res[t] = [voxa.binary_opening(a, ball=4), voxa.binary_closing(a, diamond=3),
+                      voxa.binary_erosion(a, box=(3, 4, 5), border_value=1),
+                      voxa.binary_dilation(a, ndi.generate_binary_structure(3, 2), iterations=2),
+                      voxa.binary_erosion(a, ball=2.5, spacing=(2, 1, 1)),
+                      voxa.distance_transform_edt(a), voxa.distance_transform_cdt(a, "taxicab")]
+        for x, y in zip(res[1], res[3]):
+            assert np.array_equal(x, y)
+        r = res[3]
+        inner = (slice(1, -1),) * 3
+        er = ndi.distance_transform_edt(np.pad(a, 1))[inner] > 4
+        assert er.any() and np.array_equal(r[0], ndi.distance_transform_edt(~er) <= 4)
+        assert np.array_equal(r[1], ndi.binary_closing(a, voxa.diamond(3)))
+        assert np.array_equal(r[2], ndi.binary_erosion(a, np.ones((3, 4, 5)), border_value=1))
+        assert np.array_equal(r[3], ndi.binary_dilation(a, ndi.generate_binary_structure(3, 2),
+                                                        iterations=2))
+        assert np.array_equal(r[4], ndi.binary_erosion(a, voxa.ball(2.5, spacing=(2, 1, 1))))
+        np.testing.assert_allclose(r[5], ndi.distance_transform_edt(a), rtol=1e-12)
+        assert np.array_equal(r[6], ndi.distance_transform_cdt(a, "taxicab"))
+    finally:
+        voxa.set_threads(old)

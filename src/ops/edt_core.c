@@ -48,6 +48,7 @@ void *voxa__thread_scratch(size_t n, size_t size, int *nthreads) {
 typedef struct stage_ctx {
     const voxa__sqdt *p;
     void *buf;          /* storage between passes */
+    int u16;            /* integer storage is uint16 (thresholds < 65535) */
     int buf_double;     /* 1: double, 0: uint32 */
     int64_t n, inner, nti; /* line length, stride (elements), inner tiles */
     double s2;          /* spacing^2 of the axis */
@@ -114,6 +115,16 @@ static voxa_status first_rows(int64_t lo, int64_t hi, int tid, void *vc) {
         }
         int64_t next = p->border ? n : 2 * none;
         if (int_path) {
+            if (c->u16) {
+                uint16_t *dst = (uint16_t *)c->buf + r * n;
+                for (int64_t x = n - 1; x >= 0; x--) {
+                    if ((s[x] != 0) == tv) next = x;
+                    int64_t d = di[x], e = next - x;
+                    if (e < d) d = e;
+                    dst[x] = d > 65535 || d * d > icap ? UINT16_MAX : (uint16_t)(d * d);
+                }
+                continue;
+            }
             uint32_t *dst = (uint32_t *)c->buf + r * n;
             for (int64_t x = n - 1; x >= 0; x--) {
                 if ((s[x] != 0) == tv) next = x;
@@ -245,9 +256,17 @@ static voxa_status slow_lines_int(int64_t lo, int64_t hi, int tid, void *vc) {
         int64_t o = it / c->nti, i0 = (it % c->nti) * TILE;
         int64_t w = inner - i0 < TILE ? inner - i0 : TILE;
         int64_t base = o * n * inner + i0;
-        for (int64_t q = 0; q < n; q++) {
-            const uint32_t *src = buf + base + q * inner;
-            for (int64_t j = 0; j < w; j++) g[j * n + q] = src[j];
+        if (c->u16) {
+            for (int64_t q = 0; q < n; q++) {
+                const uint16_t *src = (const uint16_t *)c->buf + base + q * inner;
+                for (int64_t j = 0; j < w; j++)
+                    g[j * n + q] = src[j] == UINT16_MAX ? UINT32_MAX : src[j];
+            }
+        } else {
+            for (int64_t q = 0; q < n; q++) {
+                const uint32_t *src = buf + base + q * inner;
+                for (int64_t j = 0; j < w; j++) g[j * n + q] = src[j];
+            }
         }
         for (int64_t j = 0; j < w; j++) {
             const uint32_t *gl = g + j * n;
@@ -279,6 +298,20 @@ static voxa_status slow_lines_int(int64_t lo, int64_t hi, int tid, void *vc) {
             }
             int64_t k = envelope_int(gl, n, p->border, cap, v, h);
             int64_t jj = 0;
+            if (!c->final && c->u16) {
+                uint16_t *dst = (uint16_t *)c->buf + base + j;
+                if (k < 0) {
+                    for (int64_t x = 0; x < n; x++) dst[x * inner] = UINT16_MAX;
+                    continue;
+                }
+                for (int64_t x = 0; x < n; x++) {
+                    while (jj < k && h[jj + 1] - h[jj] <= 2 * x * (v[jj + 1] - v[jj])) jj++;
+                    int64_t d = x - v[jj];
+                    int64_t fv = h[jj] - v[jj] * v[jj] + d * d;
+                    dst[x * inner] = fv > cap ? UINT16_MAX : (uint16_t)fv;
+                }
+                continue;
+            }
             if (!c->final) {
                 uint32_t *dst = buf + base + j;
                 if (k < 0) {
@@ -311,6 +344,32 @@ static voxa_status slow_lines_int(int64_t lo, int64_t hi, int tid, void *vc) {
     return VOXA_OK;
 }
 
+/* Storage choice: 0 none (float64 output holds it), 2/4 integer, 8 double. */
+static int storage_bytes(const voxa__sqdt *p, double maxd2) {
+    if (p->mode == VOXA__SQDT_F64 || p->mode == VOXA__SQDT_F64_SQ ||
+        p->mode == VOXA__SQDT_U32_SQ || p->ndim == 1)
+        return 0;
+    double cap = p->mode == VOXA__SQDT_THRESHOLD ? p->thr : INFINITY;
+    int u32 = !p->spacing && (cap < 4294967295.0 || maxd2 < 4294967295.0);
+    if (!u32) return 8;
+    return p->mode == VOXA__SQDT_THRESHOLD && p->thr < 65535.0 ? 2 : 4;
+}
+
+static double max_d2(const voxa__sqdt *p) {
+    double m = 0;
+    for (int d = 0; d < p->ndim; d++) {
+        double s = p->spacing ? p->spacing[d] : 1.0;
+        m += ((double)p->shape[d] + 1) * ((double)p->shape[d] + 1) * s * s;
+    }
+    return m;
+}
+
+size_t voxa__sqdt_scratch_bytes(const voxa__sqdt *p) {
+    size_t n = 1;
+    for (int d = 0; d < p->ndim; d++) n *= (size_t)p->shape[d];
+    return n * (size_t)storage_bytes(p, max_d2(p));
+}
+
 voxa_status voxa__sqdt_run(const voxa__sqdt *p) {
     voxa_status st = VOXA_OK;
     int nd = p->ndim;
@@ -339,13 +398,16 @@ voxa_status voxa__sqdt_run(const voxa__sqdt *p) {
         c.buf = p->out;
         c.buf_double = 0;
     } else {
-        int u32 = !p->spacing && (c.cap < 4294967295.0 || maxd2 < 4294967295.0);
-        if (nd == 1) u32 = 1; /* one pass: nothing is stored */
-        c.buf_double = !u32;
-        owned = nd == 1 ? NULL : voxa__malloc((size_t)total, u32 ? 4 : 8);
-        VOXA_GOTO_IF(nd > 1 && !owned, VOXA_ENOMEM, "edt: cannot allocate %lld voxels of scratch",
-                     (long long)total);
-        c.buf = owned;
+        /* thresholds below 65535: every stored value fits 16 bits */
+        int bytes = storage_bytes(p, maxd2);
+        c.buf_double = bytes == 8;
+        c.u16 = bytes == 2;
+        if (bytes && !p->scratch) {
+            owned = voxa__malloc((size_t)total, (size_t)bytes);
+            VOXA_GOTO_IF(!owned, VOXA_ENOMEM, "edt: cannot allocate %lld voxels of scratch",
+                         (long long)total);
+        }
+        c.buf = p->scratch ? p->scratch : owned;
     }
     int nt;
     size_t per = (size_t)(TILE + 6) * (size_t)(maxn + 2) * sizeof(double);

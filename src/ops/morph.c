@@ -416,7 +416,7 @@ static int64_t sat_mul(int64_t a, int64_t k, int64_t cap) {
 
 /* One application (k-fold when the plan folds) of dilation or erosion. */
 static voxa_status step(const plan *p, int nd, const int64_t *shape, const uint8_t *src,
-                        uint8_t *dst, int dilate, int bv, int64_t k) {
+                        uint8_t *dst, int dilate, int bv, int64_t k, void **scratch) {
     int64_t ext = 2; /* a radius/box beyond every extent acts like infinity */
     for (int d = 0; d < nd; d++) ext += shape[d];
     switch (p->kind) {
@@ -433,6 +433,14 @@ static voxa_status step(const plan *p, int nd, const int64_t *shape, const uint8
         q.out = dst;
         q.thr = p->thr;
         q.invert = !dilate;
+        /* one scratch for every erosion/dilation of the call (no page faults
+         * on a fresh buffer each time); freed by the caller */
+        size_t bytes = voxa__sqdt_scratch_bytes(&q);
+        if (bytes && !*scratch) {
+            *scratch = voxa__malloc(bytes, 1);
+            VOXA_FAIL_IF(!*scratch, VOXA_ENOMEM, "morph: cannot allocate %zu bytes of scratch", bytes);
+        }
+        q.scratch = *scratch;
         return voxa__sqdt_run(&q);
     }
     case PATH_DIAMOND:
@@ -457,21 +465,22 @@ static voxa_status step(const plan *p, int nd, const int64_t *shape, const uint8
 /* dilate or erode `iterations` times, src -> dst (dst may be src). */
 static voxa_status repeat(const plan *p, int nd, const int64_t *shape, int64_t total,
                           const uint8_t *src, uint8_t *dst, int dilate, int bv, int iterations,
-                          const voxa_progress *prog) {
-    if (iterations >= 1 && p->fold) return step(p, nd, shape, src, dst, dilate, bv, iterations);
+                          const voxa_progress *prog, void **scr) {
+    if (iterations >= 1 && p->fold)
+        return step(p, nd, shape, src, dst, dilate, bv, iterations, scr);
     if (iterations >= 1) {
         for (int i = 0; i < iterations; i++) {
-            VOXA_CHECK(step(p, nd, shape, i ? dst : src, dst, dilate, bv, 1));
+            VOXA_CHECK(step(p, nd, shape, i ? dst : src, dst, dilate, bv, 1, scr));
             VOXA_CHECK(voxa__progress(prog, i + 1, iterations));
         }
         return VOXA_OK;
     }
     uint8_t *prev = voxa__malloc((size_t)total, 1);
     VOXA_FAIL_IF(!prev, VOXA_ENOMEM, "morph: cannot allocate %lld voxels", (long long)total);
-    voxa_status st = step(p, nd, shape, src, dst, dilate, bv, 1);
+    voxa_status st = step(p, nd, shape, src, dst, dilate, bv, 1, scr);
     for (int64_t i = 1; st == VOXA_OK; i++) {
         memcpy(prev, dst, (size_t)total);
-        if ((st = step(p, nd, shape, dst, dst, dilate, bv, 1))) break;
+        if ((st = step(p, nd, shape, dst, dst, dilate, bv, 1, scr))) break;
         if (!memcmp(prev, dst, (size_t)total)) break;
         if ((st = voxa__progress(prog, i, 0))) break;
     }
@@ -503,6 +512,7 @@ VOXA_API voxa_status voxa_morph(voxa_morph_op op, const voxa_array *in, voxa_arr
     int64_t total = voxa_array_size(in);
     const uint8_t *src = NULL;
     uint8_t *owned = NULL, *tmp = NULL;
+    void *scr = NULL;
     if (total == 0) goto done;
     if ((st = voxa__binary_view(in, &src, &owned))) goto done;
     int direct = voxa_array_is_c_contiguous(out);
@@ -511,15 +521,15 @@ VOXA_API voxa_status voxa_morph(voxa_morph_op op, const voxa_array *in, voxa_arr
     int bv = p->border_value, k = p->iterations;
     const voxa_progress *pr = &p->progress;
     switch (op) {
-    case VOXA_MORPH_DILATE: st = repeat(&pl, nd, in->shape, total, src, dst, 1, bv, k, pr); break;
-    case VOXA_MORPH_ERODE: st = repeat(&pl, nd, in->shape, total, src, dst, 0, bv, k, pr); break;
+    case VOXA_MORPH_DILATE: st = repeat(&pl, nd, in->shape, total, src, dst, 1, bv, k, pr, &scr); break;
+    case VOXA_MORPH_ERODE: st = repeat(&pl, nd, in->shape, total, src, dst, 0, bv, k, pr, &scr); break;
     case VOXA_MORPH_OPEN:
-        st = repeat(&pl, nd, in->shape, total, src, dst, 0, bv, k, pr);
-        if (!st) st = repeat(&pl, nd, in->shape, total, dst, dst, 1, bv, k, pr);
+        st = repeat(&pl, nd, in->shape, total, src, dst, 0, bv, k, pr, &scr);
+        if (!st) st = repeat(&pl, nd, in->shape, total, dst, dst, 1, bv, k, pr, &scr);
         break;
     case VOXA_MORPH_CLOSE:
-        st = repeat(&pl, nd, in->shape, total, src, dst, 1, bv, k, pr);
-        if (!st) st = repeat(&pl, nd, in->shape, total, dst, dst, 0, bv, k, pr);
+        st = repeat(&pl, nd, in->shape, total, src, dst, 1, bv, k, pr, &scr);
+        if (!st) st = repeat(&pl, nd, in->shape, total, dst, dst, 0, bv, k, pr, &scr);
         break;
     }
     if (!st && !direct) voxa__copy_into(dst, out);
@@ -527,6 +537,7 @@ done:
     plan_free(&pl);
     voxa__free(owned);
     voxa__free(tmp);
+    voxa__free(scr);
     return st;
 }
 

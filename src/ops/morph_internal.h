@@ -32,7 +32,12 @@ typedef struct voxa__sqdt {
     double thr;             /* threshold mode */
     int invert;             /* threshold mode */
     const voxa_progress *progress;
+    void *scratch;          /* optional: voxa__sqdt_scratch_bytes(p) bytes,
+                               reused across calls instead of allocating */
 } voxa__sqdt;
+
+/* Bytes of intermediate storage voxa__sqdt_run needs for p (0: none). */
+size_t voxa__sqdt_scratch_bytes(const voxa__sqdt *p);
 
 /* Exact separable squared distance transform (Felzenszwalb-Huttenlocher
  * lower envelope per axis). A voxel with no target anywhere gets +inf

@@ -6,6 +6,7 @@
 #define VOXA_MORPH_INTERNAL_H
 
 #include "internal.h"
+#include "voxa/morph.h"
 
 #include <stdint.h>
 
@@ -79,6 +80,30 @@ static inline int64_t voxa__grain(int64_t voxels) {
     int64_t g = ((int64_t)1 << 18) / (voxels > 0 ? voxels : 1);
     return g > 0 ? g : 1;
 }
+
+/* ---- morphology plans (morph_plan.c) --------------------------------------- */
+
+typedef enum { VOXA__PATH_BALL, VOXA__PATH_DIAMOND, VOXA__PATH_BOX, VOXA__PATH_OFFSETS } voxa__path;
+
+typedef struct voxa__plan {
+    voxa__path kind;
+    int nd;
+    double thr;         /* ball */
+    int aniso;
+    double spacing[VOXA_MAXDIM];
+    int64_t r;          /* diamond */
+    int64_t lo[VOXA_MAXDIM], hi[VOXA_MAXDIM]; /* box, relative to the centre */
+    int64_t *offs;      /* footprint: b - c, noff rows of nd */
+    int64_t *neg;       /* -(b - c) */
+    int64_t noff;
+    int64_t reach[VOXA_MAXDIM];
+    int fold;
+} voxa__plan;
+
+/* Build the plan for an element (validating it) for ndim-dimensional input;
+ * release with voxa__plan_free. */
+voxa_status voxa__plan_make(const voxa_morph_element *se, int ndim, voxa__plan *p);
+void voxa__plan_free(voxa__plan *p);
 
 /* ---- views -------------------------------------------------------------- */
 

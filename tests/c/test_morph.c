@@ -158,7 +158,52 @@ static void test_errors(void) {
     CHECK_MSG("spacing[1]");
 }
 
+/* A volume big enough to be split across threads: the integer (unit
+ * spacing) ball path must equal the double (anisotropic) path with a spacing
+ * that gives the same element, and 1 and 3 threads must agree. */
+static void test_large(void) {
+    int64_t sh[3] = {6, 300, 310}, n = sh[0] * sh[1] * sh[2];
+    uint8_t *a = malloc((size_t)n), *o1 = malloc((size_t)n), *o2 = malloc((size_t)n),
+            *o3 = malloc((size_t)n);
+    for (int64_t i = 0; i < n; i++) a[i] = vtest_rand(&seed) % 100 < 85;
+    voxa_array in, out1, out2, out3;
+    voxa_array_view(&in, a, VOXA_BOOL, 3, sh);
+    voxa_array_view(&out1, o1, VOXA_BOOL, 3, sh);
+    voxa_array_view(&out2, o2, VOXA_BOOL, 3, sh);
+    voxa_array_view(&out3, o3, VOXA_BOOL, 3, sh);
+    double sp[3] = {1, 1, 1.0000001};
+    for (int bv = 0; bv <= 1; bv++) {
+        voxa_morph_params p;
+        memset(&p, 0, sizeof p);
+        p.iterations = 1;
+        p.border_value = bv;
+        p.se.kind = VOXA_SE_BALL;
+        p.se.radius = 3;
+        voxa_set_threads(1);
+        CHECK_OK(voxa_morph(VOXA_MORPH_OPEN, &in, &out1, &p));
+        voxa_set_threads(3);
+        CHECK_OK(voxa_morph(VOXA_MORPH_OPEN, &in, &out2, &p));
+        p.se.spacing = sp;
+        CHECK_OK(voxa_morph(VOXA_MORPH_OPEN, &in, &out3, &p));
+        CHECK(!memcmp(o1, o2, (size_t)n));
+        CHECK(!memcmp(o1, o3, (size_t)n));
+        /* diamond r=2 equals connectivity 1 with 2 iterations, box 3 = conn 3 */
+        memset(&p.se, 0, sizeof p.se);
+        p.se.kind = VOXA_SE_DIAMOND;
+        p.se.radius = 2;
+        CHECK_OK(voxa_morph(VOXA_MORPH_CLOSE, &in, &out1, &p));
+        p.se.kind = VOXA_SE_CONNECTIVITY;
+        p.se.connectivity = 1;
+        p.iterations = 2;
+        CHECK_OK(voxa_morph(VOXA_MORPH_CLOSE, &in, &out2, &p));
+        CHECK(!memcmp(o1, o2, (size_t)n));
+    }
+    voxa_set_threads(0);
+    free(a); free(o1); free(o2); free(o3);
+}
+
 int main(void) {
+    RUN(test_large);
     RUN(test_paths);
     RUN(test_errors);
     VTEST_END();

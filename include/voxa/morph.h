@@ -61,7 +61,8 @@ typedef struct voxa_morph_params {
 
 /** Apply `op` to `in` (any dtype: non-zero = true; any strides) into `out`
  *  (bool or uint8, same shape, any strides; may be `in` itself). Peak extra
- *  memory: 4 bytes/voxel for balls (8 with non-unit spacing), none for
+ *  memory: 2 bytes/voxel for balls with R^2 < 65535 (4 for larger R, 8 with
+ *  non-unit spacing), none for
  *  diamonds with radius*iterations <= 253 and boxes, 4 for footprints, plus
  *  a copy when in/out are not C-contiguous bool/uint8.
  *  Errors: EINVAL (shape mismatch, bad element: negative/huge/non-integer

@@ -364,14 +364,22 @@ static double max_d2(const voxa__sqdt *p) {
     return m;
 }
 
-size_t voxa__sqdt_scratch_bytes(const voxa__sqdt *p) {
+size_t voxa__sqdt_scratch_bytes(const voxa__sqdt *pin) {
+    voxa__sqdt local = *pin; /* the same clamp as voxa__sqdt_run */
+    if (local.mode == VOXA__SQDT_THRESHOLD && local.thr > max_d2(pin)) local.thr = max_d2(pin);
     size_t n = 1;
-    for (int d = 0; d < p->ndim; d++) n *= (size_t)p->shape[d];
-    return n * (size_t)storage_bytes(p, max_d2(p));
+    for (int d = 0; d < local.ndim; d++) n *= (size_t)local.shape[d];
+    return n * (size_t)storage_bytes(&local, max_d2(&local));
 }
 
-voxa_status voxa__sqdt_run(const voxa__sqdt *p) {
+voxa_status voxa__sqdt_run(const voxa__sqdt *pin) {
     voxa_status st = VOXA_OK;
+    /* A threshold beyond every squared distance the volume can hold decides
+     * the same as that maximum, which keeps the storage small for huge R. */
+    voxa__sqdt local = *pin;
+    const voxa__sqdt *p = &local;
+    if (local.mode == VOXA__SQDT_THRESHOLD && local.thr > max_d2(pin))
+        local.thr = max_d2(pin);
     int nd = p->ndim;
     int64_t total = 1, maxn = 1;
     double maxd2 = 0;

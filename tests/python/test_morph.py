@@ -179,9 +179,9 @@ def test_all_ones_all_zeros_and_big_elements(threads):
                 for bv in (0, 1):
                     for op in OPS:
                         both(op, a, s, border_value=bv)
-            for bv in (0, 1):
+            for bv, R in ((0, 1000), (1, 1000), (0, 1e5), (1, 1e5)):
                 for op in OPS:
-                    got = getattr(voxa, "binary_" + op)(a, ball=1000, border_value=bv)
+                    got = getattr(voxa, "binary_" + op)(a, ball=R, border_value=bv)
                     want = getattr(ndi, "binary_" + op)(a, np.ones((1,) * nd, bool), border_value=bv)
                     if op == "erosion":
                         want = np.full(shape, bool(bv) and a.all())

@@ -215,6 +215,70 @@ static voxa_status slow_lines(int64_t lo, int64_t hi, int tid, void *vc) {
 
 /* ---- integer path (unit spacing, uint32 storage): no division ----------- */
 
+#define ACH 512 /* positions per chunk of the axis-0 pass */
+
+/* Threshold mode, pass 1 along axis 0 instead of the rows: a forward and a
+ * backward scan of "distance since the last target", elementwise over a
+ * chunk of contiguous positions (vectorisable, no gather). The rows are then
+ * free for the last pass, which reads and writes them contiguously. */
+static voxa_status first_axis0(int64_t lo, int64_t hi, int tid, void *vc) {
+    const stage_ctx *c = vc;
+    const voxa__sqdt *p = c->p;
+    int64_t n = c->n, inner = c->inner;
+    uint32_t *run = (uint32_t *)(c->scratch + (size_t)tid * c->per_thread);
+    const uint8_t tv = (uint8_t)(p->target != 0);
+    const uint32_t start = p->border ? 0 : 65535, big = 65535; /* run at q = -1 */
+    const int64_t icap = c->cap >= 4294967294.0 ? 4294967294LL : (int64_t)c->cap;
+    for (int64_t it = lo; it < hi; it++) {
+        int64_t i0 = it * ACH, w = inner - i0 < ACH ? inner - i0 : ACH;
+        for (int64_t j = 0; j < w; j++) run[j] = start;
+        for (int64_t q = 0; q < n; q++) {
+            const uint8_t *sq = p->src + q * inner + i0;
+            if (c->u16) {
+                uint16_t *b = (uint16_t *)c->buf + q * inner + i0;
+                for (int64_t j = 0; j < w; j++) {
+                    uint32_t r = (sq[j] != 0) == tv ? 0 : run[j] + 1;
+                    r = r > big ? big : r;
+                    run[j] = r;
+                    b[j] = (uint16_t)r;
+                }
+            } else {
+                uint32_t *b = (uint32_t *)c->buf + q * inner + i0;
+                for (int64_t j = 0; j < w; j++) {
+                    uint32_t r = (sq[j] != 0) == tv ? 0 : run[j] + 1;
+                    r = r > big ? big : r;
+                    run[j] = r;
+                    b[j] = r;
+                }
+            }
+        }
+        for (int64_t j = 0; j < w; j++) run[j] = start;
+        for (int64_t q = n - 1; q >= 0; q--) {
+            const uint8_t *sq = p->src + q * inner + i0;
+            if (c->u16) {
+                uint16_t *b = (uint16_t *)c->buf + q * inner + i0;
+                for (int64_t j = 0; j < w; j++) {
+                    uint32_t r = (sq[j] != 0) == tv ? 0 : run[j] + 1;
+                    r = r > big ? big : r;
+                    run[j] = r;
+                    int64_t d = r < b[j] ? r : b[j];
+                    b[j] = d >= big || d * d > icap ? UINT16_MAX : (uint16_t)(d * d);
+                }
+            } else {
+                uint32_t *b = (uint32_t *)c->buf + q * inner + i0;
+                for (int64_t j = 0; j < w; j++) {
+                    uint32_t r = (sq[j] != 0) == tv ? 0 : run[j] + 1;
+                    r = r > big ? big : r;
+                    run[j] = r;
+                    int64_t d = r < b[j] ? r : b[j];
+                    b[j] = d >= big || d * d > icap ? UINT32_MAX : (uint32_t)(d * d);
+                }
+            }
+        }
+    }
+    return VOXA_OK;
+}
+
 /* Lower envelope in integers. Parabola q: h(q) = g(q) + q^2; the breakpoint
  * of parabolas a < b is (h_b - h_a) / (2 (b - a)), compared as fractions. */
 static __attribute__((noinline)) int64_t envelope_int(const uint32_t *g, int64_t n, int border, int64_t cap, int64_t *v,
@@ -419,6 +483,7 @@ voxa_status voxa__sqdt_run(const voxa__sqdt *pin) {
     }
     int nt;
     size_t per = (size_t)(TILE + 6) * (size_t)(maxn + 2) * sizeof(double);
+    if (per < ACH * sizeof(uint32_t)) per = ACH * sizeof(uint32_t);
     scratch = voxa__thread_scratch(1, per, &nt);
     VOXA_GOTO_IF(!scratch, VOXA_ENOMEM, "edt: cannot allocate line scratch");
     c.scratch = scratch;
@@ -430,6 +495,32 @@ voxa_status voxa__sqdt_run(const voxa__sqdt *pin) {
         for (int64_t r = 0; r * r <= T; r++)
             for (int64_t i = r * r; i <= T && i < (r + 1) * (r + 1); i++) tab[i] = (int32_t)r;
         c.isqrt = tab;
+    }
+
+    if (p->mode == VOXA__SQDT_THRESHOLD && !c.buf_double && nd > 1) {
+        /* pass 1 along axis 0 (vectorised), then axes 1..nd-1, the last one
+         * (rows, contiguous) being the interval pass that writes the output */
+        c.n = p->shape[0];
+        c.inner = total / c.n;
+        int64_t chunks = (c.inner + ACH - 1) / ACH;
+        st = voxa__parallel_for(chunks, voxa__grain(c.n * ACH), first_axis0, &c);
+        if (st) goto done;
+        if ((st = voxa__progress(p->progress, 1, nd))) goto done;
+        for (int d = 1; d < nd; d++) {
+            int64_t inner = 1;
+            for (int e = d + 1; e < nd; e++) inner *= p->shape[e];
+            c.n = p->shape[d];
+            c.inner = inner;
+            c.nti = (inner + TILE - 1) / TILE;
+            c.s2 = 1.0;
+            c.final = d == nd - 1;
+            int64_t items = (total / (c.n * inner)) * c.nti;
+            st = voxa__parallel_for(items, voxa__grain(c.n * (inner < TILE ? inner : TILE)),
+                                    slow_lines_int, &c);
+            if (st) goto done;
+            if ((st = voxa__progress(p->progress, d + 1, nd))) goto done;
+        }
+        goto done;
     }
 
     /* pass 1: last axis */

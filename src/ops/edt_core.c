@@ -27,8 +27,13 @@
  *
  * Threshold mode (balls): values above the threshold can never come back
  * below it, so pass 1 stores them as +inf and later passes skip their
- * parabolas; the last pass writes the thresholded bytes directly (the output
- * may be the source: the source is read completely by pass 1). */
+ * parabolas; the last pass only asks "is some g(q) + (x-q)^2 <= T", a union
+ * of intervals [q - w, q + w] with w = isqrt(T - g(q)), and writes the
+ * thresholded bytes directly (the output may be the source: the source is
+ * read completely by pass 1). With unit spacing the passes then run in the
+ * order axis 0 (two elementwise scans over contiguous rows, vectorised),
+ * axes 1..nd-2 (envelopes), last axis (intervals on contiguous rows), and
+ * values are stored as uint16 when T < 65535 (2 bytes/voxel). */
 #include "morph_internal.h"
 
 #include <math.h>

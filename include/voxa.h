@@ -11,5 +11,7 @@
 #include "voxa/label.h"
 #include "voxa/roi.h"
 /* families below */
+#include "voxa/edt.h"
+#include "voxa/morph.h"
 
 #endif

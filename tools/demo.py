@@ -82,11 +82,27 @@ def step_w2(tmp):
           f"deconvolved {err(np.load(out)):.3f}\n")
 
 
+def step_w4(tmp):
+    print("== W4: exact binary opening of a blob volume with a radius-10 ball ==\n")
+    rng = np.random.default_rng(4)
+    noise = scipy.ndimage.gaussian_filter(rng.random((64, 256, 256), dtype=np.float32), 6)
+    blobs = noise > np.quantile(noise, 0.6)
+    src, opened = (os.path.join(tmp, n) for n in ("blobs.npy", "opened.npy"))
+    np.save(src, blobs)
+    print(f"sample: {src} (64, 256, 256) bool, 40 % foreground blobs\n")
+    run("info", src)
+    run("morph", "open", src, "-o", opened, "--ball", 10, "--describe")
+    run("info", opened)
+    print("(scipy.ndimage.binary_opening with this ball visits 4,169 offsets per voxel;\n"
+          " voxa thresholds an exact distance transform, whatever the radius)\n")
+
+
 def main():
     print(f"voxa demo ({run('--version').strip()})\n")
     with tempfile.TemporaryDirectory(prefix="voxa-demo-") as tmp:
         csv, mask = step_w1(tmp)
         step_w3(tmp, csv, mask)
+        step_w4(tmp)
         step_w2(tmp)
     print("demo: all steps succeeded")
 

@@ -16,3 +16,8 @@ VX_METHOD(deconv_wisdom, "deconv_wisdom(path, save=False): load or save FFTW wis
 VX_METHOD(roi_extract, "roi_extract(image, coords, size, centered, mode, cval, out): patches into out")
 VX_METHOD(roi_paste, "roi_paste(volume, patches, coords, size, centered, mode, op): paste in place")
 VX_METHOD(read_array, "read_array(path) -> (buffer owning the data, dtype name, shape, fortran)")
+VX_METHOD(edt, "edt(input, out, indices, spacing, squared): Euclidean distance transform into out (and indices)")
+VX_METHOD(cdt, "cdt(input, out, metric): taxicab (1) or chessboard (2) distance transform into int32 out")
+VX_METHOD(morph, "morph(op, input, out, kind, radius, spacing, box, connectivity, footprint, iterations, border_value)")
+VX_METHOD(morph_element, "morph_element(ndim, kind, radius, spacing, box, connectivity) -> (bytearray, shape)")
+VX_METHOD(morph_describe, "morph_describe(ndim, kind, radius, spacing, box, connectivity, footprint, iterations) -> str")

@@ -7,6 +7,8 @@ the same answer with the same arguments.
 from . import _voxa
 from .io import imread, imwrite, read_csv
 from .measure import label
+from .morphology import (ball, binary_closing, binary_dilation, binary_erosion, binary_opening,
+                         diamond, distance_transform_cdt, distance_transform_edt, morph_path)
 from .points import balls
 from .restoration import gaussian_psf, richardson_lucy
 from .roi import extract_patches, paste_patches
@@ -32,4 +34,6 @@ __all__ = [
     "label",  # measure
     "richardson_lucy", "gaussian_psf",  # restoration
     "extract_patches", "paste_patches",  # roi
+    "distance_transform_edt", "distance_transform_cdt", "binary_dilation",  # morphology
+    "binary_erosion", "binary_opening", "binary_closing", "ball", "diamond", "morph_path",
 ]

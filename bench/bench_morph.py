@@ -1,0 +1,143 @@
+"""W4: binary opening with large structuring elements, and the exact EDT.
+
+voxa vs scipy.ndimage side by side in one process: scipy.binary_opening where
+it finishes (small volume), scipy's exact distance-transform routes and the
+FFT-threshold workaround, at full size (400,401,401) once. 2 threads.
+Run: python bench/bench_morph.py  (peak RSS per call: see bench/common.py)."""
+import os
+import sys
+import time
+
+import numpy as np
+import scipy.ndimage as ndi
+from scipy.signal import fftconvolve
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import fmt_bytes, fmt_time, machine, measure, table  # noqa: E402
+
+import voxa  # noqa: E402
+
+THREADS = 2
+voxa.set_threads(THREADS)
+os.environ.setdefault("OMP_NUM_THREADS", str(THREADS))
+
+
+def xtable(title, rows, ref):
+    """common.table with each call's own memory (peak RSS minus the RSS before
+    the call, i.e. what the call added on top of its inputs) in the note."""
+    rows = [(n, m, (note + "; " if note else "") +
+             f"+{fmt_bytes(max(0, m['peak_bytes'] - m['base_bytes']))} over base")
+            for n, m, note in rows]
+    return table(title, rows, ref)
+
+
+def blobs(shape, seed=1, frac=0.4):
+    """Realistic masks: union of balls around sparse random seeds, ~40 % set."""
+    rng = np.random.default_rng(seed)
+    seeds = rng.random(shape, dtype=np.float32) < max(3e-6, 60 / np.prod(shape))
+    d = voxa.distance_transform_edt(~seeds, dtype=np.float32)
+    return d < np.quantile(d[::2, ::2, ::2], frac)
+
+
+def scipy_edt_open(a, R):
+    """Exact opening through scipy's EDT: erosion = (distance to background,
+    outside included) > R; dilation = distance to the eroded set <= R."""
+    inner = (slice(1, -1),) * a.ndim
+    er = ndi.distance_transform_edt(np.pad(a, 1))[inner] > R
+    if not er.any():  # scipy's EDT of an all-ones array is not "infinite"
+        return er
+    return ndi.distance_transform_edt(~er) <= R
+
+
+def scipy_cdt_open(a, R):
+    inner = (slice(1, -1),) * a.ndim
+    er = ndi.distance_transform_cdt(np.pad(a, 1), "taxicab")[inner] > R
+    if not er.any():
+        return er
+    return ndi.distance_transform_cdt(~er, "taxicab") <= R
+
+
+def fft_open(a, b):
+    """The published workaround: thresholded FFT convolutions (zero padding =
+    border_value 0)."""
+    bf = b.astype(np.float32)
+    er = fftconvolve(a.astype(np.float32), bf, mode="same") > bf.sum() - 0.5
+    return fftconvolve(er.astype(np.float32), bf, mode="same") > 0.5
+
+
+def main():
+    out = [f"## W4 binary opening, exact EDT ({THREADS} threads)", "", f"machine: {machine()}", ""]
+    t0 = time.time()
+    # --- small volume: scipy.binary_opening finishes ---------------------------------
+    small = blobs((60, 61, 61))
+    for name, b in (("ball R=5", voxa.ball(5)), ("diamond R=5", voxa.diamond(5)),
+                    ("ball R=8", voxa.ball(8)), ("ball R=12", voxa.ball(12))):
+        mv = measure(lambda: voxa.binary_opening(small, b), repeats=5)
+        ms = measure(lambda: ndi.binary_opening(small, b), repeats=1, warmup=0)
+        assert np.array_equal(mv["result"], ms["result"])
+        mf = measure(lambda: fft_open(small, b), repeats=3)
+        rows = [("voxa", mv, voxa.morph_path(3, b)),
+                ("scipy.ndimage.binary_opening", ms, "exact: equal"),
+                ("FFT threshold (fftconvolve)", mf,
+                 "equal" if np.array_equal(mf["result"], ms["result"]) else "NOT equal")]
+        out.append(xtable(f"opening (60,61,61), {name}", rows, "voxa"))
+    # --- full size ---------------------------------------------------------------------
+    big = blobs((400, 401, 401))
+    out.append(f"full size: (400,401,401) bool, {100 * big.mean():.1f} % foreground, input "
+               f"{fmt_bytes(big.nbytes)}; opened with ball R=21 keeps "
+               f"{100 * voxa.binary_opening(big, ball=21).mean():.1f} %\n")
+    mv21 = measure(lambda: voxa.binary_opening(big, ball=21), repeats=3)
+    ms21 = measure(lambda: scipy_edt_open(big, 21), repeats=1, warmup=0)
+    assert np.array_equal(mv21["result"], ms21["result"])
+    mv17 = measure(lambda: voxa.binary_opening(big, ball=17), repeats=3)
+    rows = [("voxa ball R=21", mv21, "ball path (squared-EDT thresholds)"),
+            ("scipy EDT route, ball R=21", ms21, "exact: equal to voxa"),
+            ("voxa ball R=17", mv17, "")]
+    out.append(xtable("opening (400,401,401), ball", rows[:3], "voxa ball R=21"))
+    out.append("scipy.ndimage.binary_opening cannot run these (PEERS.md: ball R=17 at (100,101,101) "
+               "takes 113 s and 6.7 GB; R=21 raises MemoryError).\n")
+    mvd = measure(lambda: voxa.binary_opening(big, diamond=20), repeats=3)
+    msd = measure(lambda: scipy_cdt_open(big, 20), repeats=1, warmup=0)
+    assert np.array_equal(mvd["result"], msd["result"])
+    out.append(xtable("opening (400,401,401), diamond R=20",
+                     [("voxa diamond R=20", mvd, "city-block threshold path"),
+                      ("scipy taxicab cdt route", msd, "exact: equal to voxa")], "voxa diamond R=20"))
+    ones = np.ones_like(big)
+    mo = measure(lambda: voxa.binary_opening(ones, ball=21), repeats=3)
+    mod = measure(lambda: voxa.binary_opening(ones, diamond=20), repeats=3)
+    out.append(xtable("opening (400,401,401), all-ones input",
+                     [("voxa ball R=21", mo, ""), ("voxa diamond R=20", mod, "")], "voxa ball R=21"))
+    # --- R sweep -----------------------------------------------------------------------
+    lines = ["### voxa opening time vs radius, (400,401,401) blobs", "",
+             "| R | ball | diamond | box 2R+1 |", "|---|---|---|---|"]
+    tb, td = [], []
+    for R in (5, 10, 20, 30, 40, 50):
+        b = measure(lambda: voxa.binary_opening(big, ball=R), repeats=3)
+        d = measure(lambda: voxa.binary_opening(big, diamond=R), repeats=3)
+        x = measure(lambda: voxa.binary_opening(big, box=2 * R + 1), repeats=3)
+        tb.append(b["median"])
+        td.append(d["median"])
+        lines.append(f"| {R} | {fmt_time(b['median'])} | {fmt_time(d['median'])} | "
+                     f"{fmt_time(x['median'])} |")
+    lines.append(f"\nmax/min over R: ball {max(tb) / min(tb):.2f}x, diamond {max(td) / min(td):.2f}x\n")
+    out.append("\n".join(lines))
+    # --- EDT ---------------------------------------------------------------------------
+    me = measure(lambda: voxa.distance_transform_edt(big), repeats=3)
+    mse = measure(lambda: ndi.distance_transform_edt(big), repeats=1, warmup=0)
+    np.testing.assert_allclose(me["result"], mse["result"], rtol=1e-12)
+    me32 = measure(lambda: voxa.distance_transform_edt(big, dtype=np.float32), repeats=3)
+    out.append(xtable("distance_transform_edt (400,401,401) float64",
+                     [("voxa", me, "float64 output, no scratch"),
+                      ("voxa float32", me32, "4-byte output"),
+                      ("scipy.ndimage.distance_transform_edt", mse, "equal within 1e-12")], "voxa"))
+    mf = measure(lambda: fft_open(big[:200, :201, :201], voxa.ball(17)), repeats=1, warmup=0)
+    mvq = measure(lambda: voxa.binary_opening(big[:200, :201, :201], ball=17), repeats=3)
+    out.append(xtable("opening (200,201,201) ball R=17 vs FFT threshold",
+                     [("voxa", mvq, ""), ("FFT threshold (fftconvolve float32)", mf,
+                      "equal" if np.array_equal(mf["result"], mvq["result"]) else "NOT equal")], "voxa"))
+    out.append(f"total benchmark wall time {time.time() - t0:.0f} s\n")
+    print("\n".join(out))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,511 @@
+/* voxa_edt, voxa_edt_indices, voxa_edt_cdt: the public distance transforms.
+ *
+ * - Euclidean: edt_core.c (separable lower envelope of parabolas, exact).
+ * - Euclidean with indices (the feature transform): the same envelope
+ *   passes, carrying along each line the flat index of the background voxel
+ *   each value came from (pass 1: nearest in the row, ties to the left; pass
+ *   k: the root of the winning parabola). Distances are then recomputed from
+ *   the indices as scipy does: sqrt(sum_d ((i_d - v_d) s_d)^2).
+ * - Taxicab: separable too (the L1 norm is a sum): per axis one forward and
+ *   one backward scan f(q) = min(f(q), f(q-1) + 1), vectorised across the
+ *   fastest axis. O(ndim N).
+ * - Chessboard: two raster scans with the half 3^ndim neighbourhood
+ *   (Rosenfeld & Pfaltz 1966: exact for the L-infinity metric). Sequential.
+ * scipy conventions kept: background voxels are 0; no background at all
+ * gives -1 everywhere for cdt, and for edt distances measured from index
+ * (-1, 0, ..., 0) (scipy's feature transform starts from that value). */
+#include "voxa.h"
+#include "morph_internal.h"
+
+#include <math.h>
+#include <string.h>
+
+voxa_status voxa__binary_view(const voxa_array *in, const uint8_t **data, uint8_t **owned) {
+    *owned = NULL;
+    if ((in->dtype == VOXA_BOOL || in->dtype == VOXA_U8 || in->dtype == VOXA_I8) &&
+        voxa_array_is_c_contiguous(in)) {
+        *data = in->data;
+        return VOXA_OK;
+    }
+    int64_t n = voxa_array_size(in);
+    uint8_t *b = voxa__malloc((size_t)(n ? n : 1), 1);
+    VOXA_FAIL_IF(!b, VOXA_ENOMEM, "cannot allocate %lld bytes", (long long)n);
+    int64_t idx[VOXA_MAXDIM] = {0};
+    size_t es = voxa_dtype_size(in->dtype);
+    for (int64_t i = 0; i < n; i++) {
+        const char *s = (const char *)in->data + voxa__offset(in, idx);
+        int nz = 0;
+        switch (in->dtype) {
+        case VOXA_F32: { float v; memcpy(&v, s, 4); nz = v != 0; } break;
+        case VOXA_F64: { double v; memcpy(&v, s, 8); nz = v != 0; } break;
+        default:
+            for (size_t k = 0; k < es; k++) nz |= s[k] != 0;
+        }
+        b[i] = (uint8_t)nz;
+        for (int d = in->ndim - 1; d >= 0; d--) {
+            if (++idx[d] < in->shape[d]) break;
+            idx[d] = 0;
+        }
+    }
+    *data = b;
+    *owned = b;
+    return VOXA_OK;
+}
+
+void voxa__copy_into(const void *src, voxa_array *dst) {
+    int64_t n = voxa_array_size(dst);
+    size_t es = voxa_dtype_size(dst->dtype);
+    int64_t idx[VOXA_MAXDIM] = {0};
+    const char *s = src;
+    for (int64_t i = 0; i < n; i++, s += es) {
+        memcpy((char *)dst->data + voxa__offset(dst, idx), s, es);
+        for (int d = dst->ndim - 1; d >= 0; d--) {
+            if (++idx[d] < dst->shape[d]) break;
+            idx[d] = 0;
+        }
+    }
+}
+
+static voxa_status check_common(const voxa_array *in, const voxa_array *out, const double *sp,
+                                const char *who) {
+    VOXA_CHECK(voxa_array_check(in, "input"));
+    VOXA_FAIL_IF(in->ndim < 1, VOXA_EINVAL, "%s: input must have at least 1 dimension", who);
+    if (out) {
+        VOXA_CHECK(voxa_array_check(out, "output"));
+        if (!voxa__same_shape(in, out)) {
+            char a[128], b[128];
+            return voxa__error(VOXA_EINVAL, "%s: output shape %s differs from input shape %s", who,
+                               voxa__shape_str(out, a, sizeof a), voxa__shape_str(in, b, sizeof b));
+        }
+    }
+    for (int d = 0; sp && d < in->ndim; d++)
+        VOXA_FAIL_IF(!(sp[d] > 0) || !isfinite(sp[d]), VOXA_EINVAL,
+                     "%s: spacing[%d] = %g must be finite and > 0", who, d, sp[d]);
+    return VOXA_OK;
+}
+
+static int64_t count_zero(const uint8_t *b, int64_t n) {
+    int64_t z = 0;
+    for (int64_t i = 0; i < n; i++) z += b[i] == 0;
+    return z;
+}
+
+/* scipy's answer for an input without background: distances from (-1,0..0). */
+static double nobg_d2(int nd, const int64_t *idx, const double *sp) {
+    double d2 = 0;
+    for (int d = 0; d < nd; d++) {
+        double e = (double)(d == 0 ? idx[d] + 1 : idx[d]) * (sp ? sp[d] : 1.0);
+        d2 += e * e;
+    }
+    return d2;
+}
+
+static void put_value(voxa_array *out, int64_t off, double d2, int squared) {
+    char *p = (char *)out->data + off;
+    double v = squared ? d2 : sqrt(d2);
+    switch (out->dtype) {
+    case VOXA_F64: memcpy(p, &v, 8); break;
+    case VOXA_F32: { float f = (float)v; memcpy(p, &f, 4); } break;
+    case VOXA_U32: { uint32_t u = d2 >= 4294967295.0 ? UINT32_MAX : (uint32_t)d2; memcpy(p, &u, 4); } break;
+    default: break;
+    }
+}
+
+VOXA_API voxa_status voxa_edt(const voxa_array *in, voxa_array *out, const voxa_edt_params *p) {
+    voxa_edt_params def = {0};
+    if (!p) p = &def;
+    VOXA_CHECK(check_common(in, out, p->spacing, "edt"));
+    VOXA_FAIL_IF(out->dtype != VOXA_F64 && out->dtype != VOXA_F32 && out->dtype != VOXA_U32,
+                 VOXA_EINVAL, "edt: output dtype %s: expected float64, float32 or uint32",
+                 voxa_dtype_name(out->dtype));
+    VOXA_FAIL_IF(out->dtype == VOXA_U32 && (!p->squared || p->spacing), VOXA_EINVAL,
+                 "edt: uint32 output holds squared distances with unit spacing only");
+    voxa_status st = VOXA_OK;
+    const uint8_t *src;
+    uint8_t *owned = NULL;
+    void *tmp = NULL;
+    int64_t n = voxa_array_size(in);
+    if (n == 0) return VOXA_OK;
+    VOXA_CHECK(voxa__binary_view(in, &src, &owned));
+    if (count_zero(src, n) == 0) {
+        int64_t idx[VOXA_MAXDIM] = {0};
+        for (int64_t i = 0; i < n; i++) {
+            put_value(out, voxa__offset(out, idx), nobg_d2(in->ndim, idx, p->spacing), p->squared);
+            for (int d = in->ndim - 1; d >= 0; d--) {
+                if (++idx[d] < in->shape[d]) break;
+                idx[d] = 0;
+            }
+        }
+        goto done;
+    }
+    voxa__sqdt q;
+    memset(&q, 0, sizeof q);
+    q.ndim = in->ndim;
+    memcpy(q.shape, in->shape, sizeof q.shape);
+    q.src = src;
+    q.target = 0;
+    q.spacing = p->spacing;
+    q.progress = &p->progress;
+    int direct = voxa_array_is_c_contiguous(out);
+    int f32sq = out->dtype == VOXA_F32 && p->squared;
+    if (out->dtype == VOXA_F64) q.mode = p->squared ? VOXA__SQDT_F64_SQ : VOXA__SQDT_F64;
+    else if (out->dtype == VOXA_F32) q.mode = p->squared ? VOXA__SQDT_F64_SQ : VOXA__SQDT_F32;
+    else q.mode = VOXA__SQDT_U32_SQ;
+    if (!direct || f32sq) {
+        tmp = voxa__malloc((size_t)n, f32sq ? 8 : voxa_dtype_size(out->dtype));
+        VOXA_GOTO_IF(!tmp, VOXA_ENOMEM, "edt: cannot allocate %lld voxels", (long long)n);
+        q.out = tmp;
+    } else {
+        q.out = out->data;
+    }
+    if ((st = voxa__sqdt_run(&q))) goto done;
+    if (f32sq) {
+        float *f = (float *)tmp;
+        const double *d = tmp;
+        for (int64_t i = 0; i < n; i++) f[i] = (float)d[i]; /* in place, forward */
+        if (direct) memcpy(out->data, tmp, (size_t)n * 4);
+        else voxa__copy_into(tmp, out);
+    } else if (!direct) {
+        voxa__copy_into(tmp, out);
+    }
+done:
+    voxa__free(owned);
+    voxa__free(tmp);
+    return st;
+}
+
+/* ---- feature transform --------------------------------------------------- */
+
+typedef struct ft_ctx {
+    const uint8_t *src;
+    double *d2;
+    int64_t *feat;
+    int64_t n, inner;
+    double s2;
+    char *scratch;
+    size_t per;
+} ft_ctx;
+
+static voxa_status ft_rows(int64_t lo, int64_t hi, int tid, void *vc) {
+    ft_ctx *c = vc;
+    int64_t n = c->n;
+    for (int64_t r = lo; r < hi; r++) {
+        const uint8_t *s = c->src + r * n;
+        double *d2 = c->d2 + r * n;
+        int64_t *ft = c->feat + r * n;
+        int64_t last = -1;
+        for (int64_t x = 0; x < n; x++) {
+            if (!s[x]) last = x;
+            ft[x] = last;
+        }
+        int64_t next = -1;
+        for (int64_t x = n - 1; x >= 0; x--) {
+            if (!s[x]) next = x;
+            int64_t t = ft[x];
+            if (next >= 0 && (t < 0 || next - x < x - t)) t = next;
+            ft[x] = t < 0 ? -1 : r * n + t;
+            d2[x] = t < 0 ? INFINITY : (double)(x - t) * (double)(x - t) * c->s2;
+        }
+    }
+    return VOXA_OK;
+}
+
+static voxa_status ft_lines(int64_t lo, int64_t hi, int tid, void *vc) {
+    ft_ctx *c = vc;
+    int64_t n = c->n, inner = c->inner;
+    double *g = (double *)(c->scratch + (size_t)tid * c->per);
+    double *z = g + n + 1;
+    int64_t *v = (int64_t *)(z + n + 1);
+    int64_t *fq = v + n + 1;
+    for (int64_t it = lo; it < hi; it++) {
+        int64_t base = (it / inner) * n * inner + it % inner;
+        for (int64_t q = 0; q < n; q++) {
+            g[q] = c->d2[base + q * inner];
+            fq[q] = c->feat[base + q * inner];
+        }
+        int64_t k = -1;
+        for (int64_t q = 0; q < n; q++) {
+            if (g[q] == INFINITY) continue;
+            double hq = g[q] + c->s2 * (double)q * (double)q, s = -INFINITY;
+            while (k >= 0) {
+                double hk = g[v[k]] + c->s2 * (double)v[k] * (double)v[k];
+                s = (hq - hk) / (2.0 * c->s2 * (double)(q - v[k]));
+                if (s <= z[k]) k--;
+                else break;
+            }
+            if (k < 0) s = -INFINITY;
+            v[++k] = q;
+            z[k] = s;
+        }
+        if (k < 0) continue; /* the whole line stays without background */
+        int64_t j = 0;
+        for (int64_t x = 0; x < n; x++) {
+            while (j < k && z[j + 1] <= (double)x) j++;
+            double d = (double)(x - v[j]);
+            c->d2[base + x * inner] = g[v[j]] + c->s2 * d * d;
+            c->feat[base + x * inner] = fq[v[j]];
+        }
+    }
+    return VOXA_OK;
+}
+
+VOXA_API voxa_status voxa_edt_indices(const voxa_array *in, voxa_array *out, voxa_array *indices,
+                                      const voxa_edt_params *p) {
+    voxa_edt_params def = {0};
+    if (!p) p = &def;
+    VOXA_CHECK(check_common(in, out, p->spacing, "edt"));
+    VOXA_FAIL_IF(!indices, VOXA_EINVAL, "edt: indices must not be NULL");
+    VOXA_CHECK(voxa_array_check(indices, "indices"));
+    int nd = in->ndim;
+    VOXA_FAIL_IF(indices->dtype != VOXA_I32 && indices->dtype != VOXA_I64, VOXA_EINVAL,
+                 "edt: indices dtype %s: expected int32 or int64", voxa_dtype_name(indices->dtype));
+    int okshape = indices->ndim == nd + 1 && indices->shape[0] == nd;
+    for (int d = 0; okshape && d < nd; d++) okshape = indices->shape[d + 1] == in->shape[d];
+    VOXA_FAIL_IF(!okshape, VOXA_EINVAL, "edt: indices must have shape (ndim, *input.shape)");
+    VOXA_FAIL_IF(out && out->dtype != VOXA_F64 && out->dtype != VOXA_F32 &&
+                     !(out->dtype == VOXA_U32 && p->squared && !p->spacing),
+                 VOXA_EINVAL, "edt: output dtype %s: expected float64, float32 (or uint32 squared)",
+                 voxa_dtype_name(out->dtype));
+    voxa_status st = VOXA_OK;
+    int64_t n = voxa_array_size(in);
+    if (n == 0) return VOXA_OK;
+    const uint8_t *src;
+    uint8_t *owned = NULL;
+    double *d2 = NULL;
+    int64_t *feat = NULL;
+    char *scratch = NULL;
+    VOXA_CHECK(voxa__binary_view(in, &src, &owned));
+    int nobg = count_zero(src, n) == 0;
+    if (!nobg) {
+        d2 = voxa__malloc((size_t)n, 8);
+        feat = voxa__malloc((size_t)n, 8);
+        int64_t maxn = 1;
+        for (int d = 0; d < nd; d++) maxn = in->shape[d] > maxn ? in->shape[d] : maxn;
+        size_t per = (size_t)(maxn + 1) * 32;
+        int nt;
+        scratch = voxa__thread_scratch(1, per, &nt);
+        VOXA_GOTO_IF(!d2 || !feat || !scratch, VOXA_ENOMEM, "edt: cannot allocate %lld voxels",
+                     (long long)n);
+        ft_ctx c = {src, d2, feat, in->shape[nd - 1], 1, 0, scratch, per};
+        c.s2 = p->spacing ? p->spacing[nd - 1] * p->spacing[nd - 1] : 1.0;
+        if ((st = voxa__parallel_for(n / c.n, voxa__grain(c.n), ft_rows, &c))) goto done;
+        int64_t inner = c.n;
+        for (int d = nd - 2; d >= 0; d--) {
+            c.n = in->shape[d];
+            c.inner = inner;
+            c.s2 = p->spacing ? p->spacing[d] * p->spacing[d] : 1.0;
+            if ((st = voxa__parallel_for(n / c.n, voxa__grain(c.n), ft_lines, &c))) goto done;
+            inner *= c.n;
+        }
+    }
+    int64_t idx[VOXA_MAXDIM] = {0}, fidx[VOXA_MAXDIM];
+    for (int64_t i = 0; i < n; i++) {
+        if (nobg) {
+            memset(fidx, 0, sizeof fidx);
+            fidx[0] = -1;
+        } else {
+            int64_t f = feat[i];
+            for (int d = nd - 1; d >= 0; d--) {
+                fidx[d] = f % in->shape[d];
+                f /= in->shape[d];
+            }
+        }
+        double dd = 0;
+        int64_t ioff = 0;
+        for (int d = 0; d < nd; d++) {
+            double e = (double)(fidx[d] - idx[d]) * (p->spacing ? p->spacing[d] : 1.0);
+            dd += e * e;
+            ioff += idx[d] * indices->strides[d + 1];
+        }
+        for (int d = 0; d < nd; d++) {
+            char *q = (char *)indices->data + ioff + d * indices->strides[0];
+            if (indices->dtype == VOXA_I32) {
+                int32_t v = (int32_t)fidx[d];
+                memcpy(q, &v, 4);
+            } else {
+                memcpy(q, &fidx[d], 8);
+            }
+        }
+        if (out) put_value(out, voxa__offset(out, idx), dd, p->squared);
+        for (int d = nd - 1; d >= 0; d--) {
+            if (++idx[d] < in->shape[d]) break;
+            idx[d] = 0;
+        }
+    }
+done:
+    voxa__free(owned);
+    voxa__free(d2);
+    voxa__free(feat);
+    voxa__free(scratch);
+    return st;
+}
+
+/* ---- city block and chessboard -------------------------------------------- */
+
+#define CINF INT32_MAX
+
+typedef struct l1_ctx {
+    int32_t *f;
+    const uint8_t *src;
+    int64_t n, inner, nchunk;
+} l1_ctx;
+
+static voxa_status l1_rows(int64_t lo, int64_t hi, int tid, void *vc) {
+    l1_ctx *c = vc;
+    int64_t n = c->n;
+    for (int64_t r = lo; r < hi; r++) {
+        const uint8_t *s = c->src + r * n;
+        int32_t *f = c->f + r * n;
+        int64_t last = -(int64_t)CINF;
+        for (int64_t x = 0; x < n; x++) {
+            if (!s[x]) last = x;
+            int64_t d = x - last;
+            f[x] = d >= CINF ? CINF : (int32_t)d;
+        }
+        int64_t next = (int64_t)CINF * 2;
+        for (int64_t x = n - 1; x >= 0; x--) {
+            if (!s[x]) next = x;
+            if (next - x < f[x]) f[x] = (int32_t)(next - x);
+        }
+    }
+    return VOXA_OK;
+}
+
+#define L1CHUNK 256
+static voxa_status l1_lines(int64_t lo, int64_t hi, int tid, void *vc) {
+    l1_ctx *c = vc;
+    int64_t n = c->n, inner = c->inner;
+    for (int64_t it = lo; it < hi; it++) {
+        int64_t o = it / c->nchunk, i0 = (it % c->nchunk) * L1CHUNK;
+        int64_t w = inner - i0 < L1CHUNK ? inner - i0 : L1CHUNK;
+        int32_t *b = c->f + o * n * inner + i0;
+        for (int64_t q = 1; q < n; q++) {
+            int32_t *cur = b + q * inner;
+            const int32_t *prev = cur - inner;
+            for (int64_t j = 0; j < w; j++) {
+                int32_t t = prev[j] == CINF ? CINF : prev[j] + 1;
+                cur[j] = t < cur[j] ? t : cur[j];
+            }
+        }
+        for (int64_t q = n - 2; q >= 0; q--) {
+            int32_t *cur = b + q * inner;
+            const int32_t *prev = cur + inner;
+            for (int64_t j = 0; j < w; j++) {
+                int32_t t = prev[j] == CINF ? CINF : prev[j] + 1;
+                cur[j] = t < cur[j] ? t : cur[j];
+            }
+        }
+    }
+    return VOXA_OK;
+}
+
+static void chessboard(const uint8_t *src, int nd, const int64_t *shape, int32_t *f) {
+    int64_t n = 1, stride[VOXA_MAXDIM];
+    for (int d = nd - 1; d >= 0; d--) {
+        stride[d] = n;
+        n *= shape[d];
+    }
+    /* the half neighbourhood: offsets lexicographically before 0 */
+    int64_t offs[1094][VOXA_MAXDIM];
+    int noff = 0, total = 1;
+    for (int d = 0; d < nd; d++) total *= 3;
+    for (int k = 0; k < total / 2; k++) {
+        int t = k;
+        for (int d = nd - 1; d >= 0; d--) {
+            offs[noff][d] = t % 3 - 1;
+            t /= 3;
+        }
+        noff++;
+    }
+    for (int64_t i = 0; i < n; i++) f[i] = src[i] ? CINF : 0;
+    for (int pass = 0; pass < 2; pass++) {
+        int sgn = pass ? -1 : 1;
+        int64_t idx[VOXA_MAXDIM];
+        for (int d = 0; d < nd; d++) idx[d] = pass ? shape[d] - 1 : 0;
+        for (int64_t c = 0; c < n; c++) {
+            int64_t i = pass ? n - 1 - c : c;
+            if (f[i] > 0) {
+                int32_t best = f[i];
+                for (int k = 0; k < noff; k++) {
+                    int64_t off = 0;
+                    int ok = 1;
+                    for (int d = 0; d < nd && ok; d++) {
+                        int64_t j = idx[d] + sgn * offs[k][d];
+                        ok = j >= 0 && j < shape[d];
+                        off += sgn * offs[k][d] * stride[d];
+                    }
+                    if (ok && f[i + off] != CINF && f[i + off] + 1 < best) best = f[i + off] + 1;
+                }
+                f[i] = best;
+            }
+            for (int d = nd - 1; d >= 0; d--) {
+                if (pass == 0) {
+                    if (++idx[d] < shape[d]) break;
+                    idx[d] = 0;
+                } else {
+                    if (--idx[d] >= 0) break;
+                    idx[d] = shape[d] - 1;
+                }
+            }
+        }
+    }
+}
+
+VOXA_API voxa_status voxa_edt_cdt(const voxa_array *in, voxa_array *out, voxa_edt_metric metric) {
+    VOXA_CHECK(check_common(in, out, NULL, "cdt"));
+    VOXA_FAIL_IF(metric != VOXA_EDT_TAXICAB && metric != VOXA_EDT_CHESSBOARD, VOXA_EINVAL,
+                 "cdt: metric %d: expected taxicab (1) or chessboard (2)", (int)metric);
+    VOXA_FAIL_IF(out->dtype != VOXA_I32 && out->dtype != VOXA_I64 && out->dtype != VOXA_F32 &&
+                     out->dtype != VOXA_F64,
+                 VOXA_EINVAL, "cdt: output dtype %s: expected int32, int64, float32 or float64",
+                 voxa_dtype_name(out->dtype));
+    VOXA_FAIL_IF(metric == VOXA_EDT_CHESSBOARD && in->ndim > 7, VOXA_EINVAL,
+                 "cdt: chessboard supports up to 7 dimensions");
+    int64_t n = voxa_array_size(in);
+    if (n == 0) return VOXA_OK;
+    voxa_status st = VOXA_OK;
+    const uint8_t *src;
+    uint8_t *owned = NULL;
+    int32_t *f = NULL;
+    VOXA_CHECK(voxa__binary_view(in, &src, &owned));
+    int direct = out->dtype == VOXA_I32 && voxa_array_is_c_contiguous(out);
+    f = direct ? out->data : voxa__malloc((size_t)n, 4);
+    VOXA_GOTO_IF(!f, VOXA_ENOMEM, "cdt: cannot allocate %lld voxels", (long long)n);
+    int nd = in->ndim;
+    if (metric == VOXA_EDT_CHESSBOARD) {
+        chessboard(src, nd, in->shape, f);
+    } else {
+        l1_ctx c = {f, src, in->shape[nd - 1], 1, 1};
+        if ((st = voxa__parallel_for(n / c.n, voxa__grain(c.n), l1_rows, &c))) goto done;
+        int64_t inner = c.n;
+        for (int d = nd - 2; d >= 0; d--) {
+            c.n = in->shape[d];
+            c.inner = inner;
+            c.nchunk = (inner + L1CHUNK - 1) / L1CHUNK;
+            if ((st = voxa__parallel_for(n / (c.n * inner) * c.nchunk, voxa__grain(c.n * L1CHUNK), l1_lines, &c))) goto done;
+            inner *= c.n;
+        }
+    }
+    for (int64_t i = 0; i < n; i++)
+        if (f[i] == CINF) f[i] = -1;
+    if (!direct) {
+        int64_t idx[VOXA_MAXDIM] = {0};
+        for (int64_t i = 0; i < n; i++) {
+            char *q = (char *)out->data + voxa__offset(out, idx);
+            switch (out->dtype) {
+            case VOXA_I32: memcpy(q, &f[i], 4); break;
+            case VOXA_I64: { int64_t v = f[i]; memcpy(q, &v, 8); } break;
+            case VOXA_F32: { float v = (float)f[i]; memcpy(q, &v, 4); } break;
+            default: { double v = f[i]; memcpy(q, &v, 8); } break;
+            }
+            for (int d = nd - 1; d >= 0; d--) {
+                if (++idx[d] < in->shape[d]) break;
+                idx[d] = 0;
+            }
+        }
+    }
+done:
+    if (!direct) voxa__free(f);
+    voxa__free(owned);
+    return st;
+}

@@ -1,0 +1,558 @@
+/* Exact squared Euclidean distance transform, separable (the engine behind
+ * voxa_edt and the ball structuring elements of voxa_morph).
+ *
+ * Algorithm (Felzenszwalb & Huttenlocher, "Distance Transforms of Sampled
+ * Functions", Theory of Computing 8, 2012): the squared distance
+ *     D(v) = min over targets t of sum_d ((v_d - t_d) s_d)^2
+ * is a sum of per-axis terms, so it is computed one axis at a time:
+ *   1. along the last (contiguous) axis, a two-scan 1D distance to the
+ *      nearest target of the row: f(x) = (s * |x - t|)^2;
+ *   2. along every other axis, f_new(p) = min_q f(q) + (s_d (p - q))^2, the
+ *      lower envelope of parabolas rooted at (q, f(q)), built in one stack
+ *      pass and read back in a second: O(n) per line.
+ * Total O(ndim * N) time whatever the distances; lines are independent and
+ * run in parallel. Lines along slow axes are gathered TILE at a time (TILE
+ * neighbours along the fastest axis share cache lines) into per-thread
+ * scratch, processed, and scattered back.
+ *
+ * Exactness: with unit spacing every value is an integer below 2^53 and the
+ * only rounded quantity is the intersection abscissa of two parabolas, a
+ * rational with denominator <= 2n: rounding cannot move it across an integer,
+ * so the envelope read at integer p is exact. Values are stored between
+ * passes as uint32 (unit spacing, 4 bytes/voxel) or double.
+ *
+ * Borders: with `border` set, every voxel outside the volume is a target.
+ * That equals one extra target parabola of height 0 at q = -1 and q = n on
+ * every line of every pass (after pass 1 the outside lines are all zero).
+ *
+ * Threshold mode (balls): values above the threshold can never come back
+ * below it, so pass 1 stores them as +inf and later passes skip their
+ * parabolas; the last pass only asks "is some g(q) + (x-q)^2 <= T", a union
+ * of intervals [q - w, q + w] with w = isqrt(T - g(q)), and writes the
+ * thresholded bytes directly (the output may be the source: the source is
+ * read completely by pass 1). With unit spacing the passes then run in the
+ * order axis 0 (two elementwise scans over contiguous rows, vectorised),
+ * axes 1..nd-2 (envelopes), last axis (intervals on contiguous rows), and
+ * values are stored as uint16 when T < 65535 (2 bytes/voxel). */
+#include "morph_internal.h"
+
+#include <math.h>
+#include <string.h>
+
+#define TILE 16
+
+void *voxa__thread_scratch(size_t n, size_t size, int *nthreads) {
+    int nt = voxa_get_threads();
+    if (nt < 1) nt = 1;
+    *nthreads = nt;
+    size_t per;
+    if (!voxa__mul_size(n, size, &per)) return NULL;
+    return voxa__malloc((size_t)nt, per);
+}
+
+typedef struct stage_ctx {
+    const voxa__sqdt *p;
+    void *buf;          /* storage between passes */
+    int u16;            /* integer storage is uint16 (thresholds < 65535) */
+    int buf_double;     /* 1: double, 0: uint32 */
+    int64_t n, inner, nti; /* line length, stride (elements), inner tiles */
+    double s2;          /* spacing^2 of the axis */
+    double cap;         /* values > cap are stored as +inf */
+    int final;          /* write the output instead of storage */
+    char *scratch;
+    size_t per_thread;  /* bytes */
+    const int32_t *isqrt; /* isqrt[i] = floor(sqrt(i)) for i <= thr, or NULL */
+} stage_ctx;
+
+static inline int64_t isqrt_of(const stage_ctx *c, int64_t v) {
+    if (c->isqrt) return c->isqrt[v];
+    int64_t r = (int64_t)sqrt((double)v);
+    while (r * r > v) r--;
+    while ((r + 1) * (r + 1) <= v) r++;
+    return r;
+}
+
+static inline double load(const stage_ctx *c, int64_t i) {
+    if (c->buf_double) return ((const double *)c->buf)[i];
+    uint32_t u = ((const uint32_t *)c->buf)[i];
+    return u == UINT32_MAX ? INFINITY : (double)u;
+}
+
+static inline void store(const stage_ctx *c, int64_t i, double f) {
+    if (f > c->cap) f = INFINITY;
+    if (c->buf_double) ((double *)c->buf)[i] = f;
+    else ((uint32_t *)c->buf)[i] = f == INFINITY ? UINT32_MAX : (uint32_t)f;
+}
+
+static inline void emit(const voxa__sqdt *p, int64_t i, double f) {
+    switch (p->mode) {
+    case VOXA__SQDT_THRESHOLD:
+        ((uint8_t *)p->out)[i] = (uint8_t)((f <= p->thr) ^ (p->invert != 0));
+        break;
+    case VOXA__SQDT_F64: ((double *)p->out)[i] = sqrt(f); break;
+    case VOXA__SQDT_F32: ((float *)p->out)[i] = (float)sqrt(f); break;
+    case VOXA__SQDT_F64_SQ: ((double *)p->out)[i] = f; break;
+    case VOXA__SQDT_U32_SQ:
+        ((uint32_t *)p->out)[i] = f == INFINITY ? UINT32_MAX : (uint32_t)f;
+        break;
+    }
+}
+
+/* Pass 1: rows along the last axis, from the binary source. */
+static voxa_status first_rows(int64_t lo, int64_t hi, int tid, void *vc) {
+    const stage_ctx *c = vc;
+    const voxa__sqdt *p = c->p;
+    int64_t n = c->n;
+    double *f = (double *)(c->scratch + (size_t)tid * c->per_thread);
+    int64_t *di = (int64_t *)f;
+    const uint8_t tv = (uint8_t)(p->target != 0);
+    const int64_t none = INT64_MAX / 4;
+    /* unit spacing into uint32 storage: integers only */
+    const int int_path = !c->final && !c->buf_double;
+    const int64_t icap = c->cap >= 4294967294.0 ? 4294967294LL : (int64_t)c->cap;
+    for (int64_t r = lo; r < hi; r++) {
+        const uint8_t *s = p->src + r * n;
+        /* distance (in voxels) to the previous target, then the next one */
+        int64_t last = p->border ? -1 : -none;
+        for (int64_t x = 0; x < n; x++) {
+            if ((s[x] != 0) == tv) last = x;
+            di[x] = x - last;
+        }
+        int64_t next = p->border ? n : 2 * none;
+        if (int_path) {
+            if (c->u16) {
+                uint16_t *dst = (uint16_t *)c->buf + r * n;
+                for (int64_t x = n - 1; x >= 0; x--) {
+                    if ((s[x] != 0) == tv) next = x;
+                    int64_t d = di[x], e = next - x;
+                    if (e < d) d = e;
+                    dst[x] = d > 65535 || d * d > icap ? UINT16_MAX : (uint16_t)(d * d);
+                }
+                continue;
+            }
+            uint32_t *dst = (uint32_t *)c->buf + r * n;
+            for (int64_t x = n - 1; x >= 0; x--) {
+                if ((s[x] != 0) == tv) next = x;
+                int64_t d = di[x], e = next - x;
+                if (e < d) d = e;
+                dst[x] = d > 65535 || d * d > icap ? UINT32_MAX : (uint32_t)(d * d);
+            }
+            continue;
+        }
+        for (int64_t x = n - 1; x >= 0; x--) {
+            if ((s[x] != 0) == tv) next = x;
+            int64_t d = di[x], e = next - x;
+            if (e < d) d = e;
+            f[x] = d >= none / 2 ? INFINITY : (double)d * (double)d * c->s2;
+        }
+        int64_t base = r * n;
+        if (c->final)
+            for (int64_t x = 0; x < n; x++) emit(p, base + x, f[x]);
+        else
+            for (int64_t x = 0; x < n; x++) store(c, base + x, f[x]);
+    }
+    return VOXA_OK;
+}
+
+/* Lower envelope of the parabolas (q, g[q]) (plus height-0 sentinels at -1
+ * and n when border) read at p = 0..n-1 into f. Parabolas above cap or
+ * infinite are left out. */
+static void envelope(const double *g, int64_t n, double s2, int border, double cap,
+                     double *f, int64_t *v, double *gv, double *z) {
+    int64_t k = -1;
+    int64_t qlo = border ? -1 : 0, qhi = border ? n : n - 1;
+    for (int64_t q = qlo; q <= qhi; q++) {
+        double gq = (q < 0 || q >= n) ? 0.0 : g[q];
+        if (gq == INFINITY || gq > cap) continue;
+        double hq = gq + s2 * (double)q * (double)q;
+        double s = -INFINITY;
+        while (k >= 0) {
+            double hk = gv[k] + s2 * (double)v[k] * (double)v[k];
+            s = (hq - hk) / (2.0 * s2 * (double)(q - v[k]));
+            if (s <= z[k]) k--;
+            else break;
+        }
+        if (k < 0) s = -INFINITY;
+        k++;
+        v[k] = q;
+        gv[k] = gq;
+        z[k] = s;
+    }
+    if (k < 0) {
+        for (int64_t x = 0; x < n; x++) f[x] = INFINITY;
+        return;
+    }
+    int64_t j = 0;
+    for (int64_t x = 0; x < n; x++) {
+        while (j < k && z[j + 1] <= (double)x) j++;
+        double d = (double)(x - v[j]);
+        f[x] = gv[j] + s2 * d * d;
+    }
+}
+
+/* Passes 2..ndim: lines along a slow axis, TILE neighbours at a time. */
+static voxa_status slow_lines(int64_t lo, int64_t hi, int tid, void *vc) {
+    const stage_ctx *c = vc;
+    const voxa__sqdt *p = c->p;
+    int64_t n = c->n, inner = c->inner;
+    char *mem = c->scratch + (size_t)tid * c->per_thread;
+    double *g = (double *)mem;            /* TILE * n */
+    double *f = g + TILE * n;             /* n */
+    double *gv = f + n;                   /* n + 2 */
+    double *z = gv + n + 2;               /* n + 2 */
+    int64_t *v = (int64_t *)(z + n + 2);  /* n + 2 */
+    for (int64_t it = lo; it < hi; it++) {
+        int64_t o = it / c->nti, i0 = (it % c->nti) * TILE;
+        int64_t w = inner - i0 < TILE ? inner - i0 : TILE;
+        int64_t base = o * n * inner + i0;
+        for (int64_t q = 0; q < n; q++)
+            for (int64_t j = 0; j < w; j++) g[j * n + q] = load(c, base + q * inner + j);
+        for (int64_t j = 0; j < w; j++) {
+            envelope(g + j * n, n, c->s2, p->border, c->cap, f, v, gv, z);
+            if (c->final)
+                for (int64_t q = 0; q < n; q++) emit(p, base + q * inner + j, f[q]);
+            else
+                for (int64_t q = 0; q < n; q++) store(c, base + q * inner + j, f[q]);
+        }
+    }
+    return VOXA_OK;
+}
+
+/* ---- integer path (unit spacing, uint32 storage): no division ----------- */
+
+#define ACH 512 /* positions per chunk of the axis-0 pass */
+
+/* Threshold mode, pass 1 along axis 0 instead of the rows: a forward and a
+ * backward scan of "distance since the last target", elementwise over a
+ * chunk of contiguous positions (vectorisable, no gather). The rows are then
+ * free for the last pass, which reads and writes them contiguously. */
+static voxa_status first_axis0(int64_t lo, int64_t hi, int tid, void *vc) {
+    const stage_ctx *c = vc;
+    const voxa__sqdt *p = c->p;
+    int64_t n = c->n, inner = c->inner;
+    uint32_t *run = (uint32_t *)(c->scratch + (size_t)tid * c->per_thread);
+    const uint8_t tv = (uint8_t)(p->target != 0);
+    const uint32_t start = p->border ? 0 : 65535, big = 65535; /* run at q = -1 */
+    const int64_t icap = c->cap >= 4294967294.0 ? 4294967294LL : (int64_t)c->cap;
+    for (int64_t it = lo; it < hi; it++) {
+        int64_t i0 = it * ACH, w = inner - i0 < ACH ? inner - i0 : ACH;
+        for (int64_t j = 0; j < w; j++) run[j] = start;
+        for (int64_t q = 0; q < n; q++) {
+            const uint8_t *sq = p->src + q * inner + i0;
+            if (c->u16) {
+                uint16_t *b = (uint16_t *)c->buf + q * inner + i0;
+                for (int64_t j = 0; j < w; j++) {
+                    uint32_t r = (sq[j] != 0) == tv ? 0 : run[j] + 1;
+                    r = r > big ? big : r;
+                    run[j] = r;
+                    b[j] = (uint16_t)r;
+                }
+            } else {
+                uint32_t *b = (uint32_t *)c->buf + q * inner + i0;
+                for (int64_t j = 0; j < w; j++) {
+                    uint32_t r = (sq[j] != 0) == tv ? 0 : run[j] + 1;
+                    r = r > big ? big : r;
+                    run[j] = r;
+                    b[j] = r;
+                }
+            }
+        }
+        for (int64_t j = 0; j < w; j++) run[j] = start;
+        for (int64_t q = n - 1; q >= 0; q--) {
+            const uint8_t *sq = p->src + q * inner + i0;
+            if (c->u16) {
+                uint16_t *b = (uint16_t *)c->buf + q * inner + i0;
+                for (int64_t j = 0; j < w; j++) {
+                    uint32_t r = (sq[j] != 0) == tv ? 0 : run[j] + 1;
+                    r = r > big ? big : r;
+                    run[j] = r;
+                    int64_t d = r < b[j] ? r : b[j];
+                    b[j] = d >= big || d * d > icap ? UINT16_MAX : (uint16_t)(d * d);
+                }
+            } else {
+                uint32_t *b = (uint32_t *)c->buf + q * inner + i0;
+                for (int64_t j = 0; j < w; j++) {
+                    uint32_t r = (sq[j] != 0) == tv ? 0 : run[j] + 1;
+                    r = r > big ? big : r;
+                    run[j] = r;
+                    int64_t d = r < b[j] ? r : b[j];
+                    b[j] = d >= big || d * d > icap ? UINT32_MAX : (uint32_t)(d * d);
+                }
+            }
+        }
+    }
+    return VOXA_OK;
+}
+
+/* Lower envelope in integers. Parabola q: h(q) = g(q) + q^2; the breakpoint
+ * of parabolas a < b is (h_b - h_a) / (2 (b - a)), compared as fractions. */
+static __attribute__((noinline)) int64_t envelope_int(const uint32_t *g, int64_t n, int border, int64_t cap, int64_t *v,
+                            int64_t *h) {
+    int64_t k = -1;
+    int64_t qlo = border ? -1 : 0, qhi = border ? n : n - 1;
+    for (int64_t q = qlo; q <= qhi; q++) {
+        int64_t gq = 0; /* the border sentinels at -1 and n are targets */
+        if (q >= 0 && q < n) {
+            if (g[q] == UINT32_MAX || (int64_t)g[q] > cap) continue;
+            gq = g[q];
+        }
+        int64_t hq = gq + q * q;
+        while (k >= 1 &&
+               (hq - h[k]) * (v[k] - v[k - 1]) <= (h[k] - h[k - 1]) * (q - v[k]))
+            k--;
+        k++;
+        v[k] = q;
+        h[k] = hq;
+    }
+    return k;
+}
+
+static voxa_status slow_lines_int(int64_t lo, int64_t hi, int tid, void *vc) {
+    const stage_ctx *c = vc;
+    const voxa__sqdt *p = c->p;
+    int64_t n = c->n, inner = c->inner;
+    char *mem = c->scratch + (size_t)tid * c->per_thread;
+    uint32_t *g = (uint32_t *)mem;                 /* TILE * n */
+    int64_t *v = (int64_t *)(g + TILE * (n + 2));  /* n + 2 */
+    int64_t *h = v + n + 2;                        /* n + 2 */
+    int64_t *reach = h + n + 2;                    /* n */
+    uint32_t *buf = c->buf;
+    const int64_t cap = c->cap >= 4294967294.0 ? INT64_MAX : (int64_t)c->cap;
+    const int thr_mode = c->final && p->mode == VOXA__SQDT_THRESHOLD;
+    const int64_t T = thr_mode ? (int64_t)p->thr : 0;
+    const uint8_t on = (uint8_t)(p->invert ? 0 : 1), off = (uint8_t)!on;
+    for (int64_t it = lo; it < hi; it++) {
+        int64_t o = it / c->nti, i0 = (it % c->nti) * TILE;
+        int64_t w = inner - i0 < TILE ? inner - i0 : TILE;
+        int64_t base = o * n * inner + i0;
+        if (c->u16) {
+            for (int64_t q = 0; q < n; q++) {
+                const uint16_t *src = (const uint16_t *)c->buf + base + q * inner;
+                for (int64_t j = 0; j < w; j++)
+                    g[j * n + q] = src[j] == UINT16_MAX ? UINT32_MAX : src[j];
+            }
+        } else {
+            for (int64_t q = 0; q < n; q++) {
+                const uint32_t *src = buf + base + q * inner;
+                for (int64_t j = 0; j < w; j++) g[j * n + q] = src[j];
+            }
+        }
+        for (int64_t j = 0; j < w; j++) {
+            const uint32_t *gl = g + j * n;
+            if (thr_mode) {
+                /* the last pass only asks "is some g(q) + (x-q)^2 <= T":
+                 * a union of intervals [q - w, q + w], w = isqrt(T - g(q)) */
+                for (int64_t x = 0; x < n; x++) reach[x] = -1;
+                int64_t lead = -1; /* reach of the sentinel at q = -1 */
+                if (p->border) {
+                    int64_t r = isqrt_of(c, T);
+                    lead = r - 1;
+                    int64_t s0 = n - r < 0 ? 0 : n - r;
+                    if (s0 < n) reach[s0] = n;
+                }
+                for (int64_t q = 0; q < n; q++) {
+                    int64_t gq = gl[q];
+                    if (gl[q] == UINT32_MAX || gq > T) continue;
+                    int64_t r = isqrt_of(c, T - gq);
+                    int64_t s0 = q - r < 0 ? 0 : q - r;
+                    if (q + r > reach[s0]) reach[s0] = q + r;
+                }
+                uint8_t *out = (uint8_t *)p->out + base + j;
+                int64_t cur = lead;
+                for (int64_t x = 0; x < n; x++) {
+                    if (reach[x] > cur) cur = reach[x];
+                    out[x * inner] = cur >= x ? on : off;
+                }
+                continue;
+            }
+            int64_t k = envelope_int(gl, n, p->border, cap, v, h);
+            int64_t jj = 0;
+            if (!c->final && c->u16) {
+                uint16_t *dst = (uint16_t *)c->buf + base + j;
+                if (k < 0) {
+                    for (int64_t x = 0; x < n; x++) dst[x * inner] = UINT16_MAX;
+                    continue;
+                }
+                for (int64_t x = 0; x < n; x++) {
+                    while (jj < k && h[jj + 1] - h[jj] <= 2 * x * (v[jj + 1] - v[jj])) jj++;
+                    int64_t d = x - v[jj];
+                    int64_t fv = h[jj] - v[jj] * v[jj] + d * d;
+                    dst[x * inner] = fv > cap ? UINT16_MAX : (uint16_t)fv;
+                }
+                continue;
+            }
+            if (!c->final) {
+                uint32_t *dst = buf + base + j;
+                if (k < 0) {
+                    for (int64_t x = 0; x < n; x++) dst[x * inner] = UINT32_MAX;
+                    continue;
+                }
+                for (int64_t x = 0; x < n; x++) {
+                    while (jj < k && h[jj + 1] - h[jj] <= 2 * x * (v[jj + 1] - v[jj])) jj++;
+                    int64_t d = x - v[jj];
+                    int64_t fv = h[jj] - v[jj] * v[jj] + d * d;
+                    dst[x * inner] = fv > cap ? UINT32_MAX : (uint32_t)fv;
+                }
+                continue;
+            }
+            for (int64_t x = 0; x < n; x++) {
+                double f;
+                if (k < 0) {
+                    f = INFINITY;
+                } else {
+                    while (jj < k && h[jj + 1] - h[jj] <= 2 * x * (v[jj + 1] - v[jj])) jj++;
+                    int64_t d = x - v[jj];
+                    int64_t fv = h[jj] - v[jj] * v[jj] + d * d;
+                    f = fv > cap ? INFINITY : (double)fv;
+                }
+                if (c->final) emit(p, base + x * inner + j, f);
+                else buf[base + x * inner + j] = f == INFINITY ? UINT32_MAX : (uint32_t)f;
+            }
+        }
+    }
+    return VOXA_OK;
+}
+
+/* Storage choice: 0 none (float64 output holds it), 2/4 integer, 8 double. */
+static int storage_bytes(const voxa__sqdt *p, double maxd2) {
+    if (p->mode == VOXA__SQDT_F64 || p->mode == VOXA__SQDT_F64_SQ ||
+        p->mode == VOXA__SQDT_U32_SQ || p->ndim == 1)
+        return 0;
+    double cap = p->mode == VOXA__SQDT_THRESHOLD ? p->thr : INFINITY;
+    int u32 = !p->spacing && (cap < 4294967295.0 || maxd2 < 4294967295.0);
+    if (!u32) return 8;
+    return p->mode == VOXA__SQDT_THRESHOLD && p->thr < 65535.0 ? 2 : 4;
+}
+
+static double max_d2(const voxa__sqdt *p) {
+    double m = 0;
+    for (int d = 0; d < p->ndim; d++) {
+        double s = p->spacing ? p->spacing[d] : 1.0;
+        m += ((double)p->shape[d] + 1) * ((double)p->shape[d] + 1) * s * s;
+    }
+    return m;
+}
+
+size_t voxa__sqdt_scratch_bytes(const voxa__sqdt *pin) {
+    voxa__sqdt local = *pin; /* the same clamp as voxa__sqdt_run */
+    if (local.mode == VOXA__SQDT_THRESHOLD && local.thr > max_d2(pin)) local.thr = max_d2(pin);
+    size_t n = 1;
+    for (int d = 0; d < local.ndim; d++) n *= (size_t)local.shape[d];
+    return n * (size_t)storage_bytes(&local, max_d2(&local));
+}
+
+voxa_status voxa__sqdt_run(const voxa__sqdt *pin) {
+    voxa_status st = VOXA_OK;
+    /* A threshold beyond every squared distance the volume can hold decides
+     * the same as that maximum, which keeps the storage small for huge R. */
+    voxa__sqdt local = *pin;
+    const voxa__sqdt *p = &local;
+    if (local.mode == VOXA__SQDT_THRESHOLD && local.thr > max_d2(pin))
+        local.thr = max_d2(pin);
+    int nd = p->ndim;
+    int64_t total = 1, maxn = 1;
+    double maxd2 = 0;
+    for (int d = 0; d < nd; d++) {
+        total *= p->shape[d];
+        if (p->shape[d] > maxn) maxn = p->shape[d];
+        double s = p->spacing ? p->spacing[d] : 1.0;
+        maxd2 += ((double)p->shape[d] + 1) * ((double)p->shape[d] + 1) * s * s;
+    }
+    if (total == 0) return VOXA_OK;
+    stage_ctx c;
+    memset(&c, 0, sizeof c);
+    c.p = p;
+    c.cap = p->mode == VOXA__SQDT_THRESHOLD ? p->thr : INFINITY;
+    void *owned = NULL;
+    char *scratch = NULL;
+    if (p->mode == VOXA__SQDT_F64 || p->mode == VOXA__SQDT_F64_SQ) {
+        c.buf = p->out; /* store in place, the last pass rewrites it */
+        c.buf_double = 1;
+    } else if (p->mode == VOXA__SQDT_U32_SQ) {
+        VOXA_GOTO_IF(p->spacing, VOXA_EINVAL, "squared uint32 output needs unit spacing");
+        VOXA_GOTO_IF(maxd2 >= 4294967295.0, VOXA_EOVERFLOW,
+                     "squared distances may exceed uint32 for this shape: use float64");
+        c.buf = p->out;
+        c.buf_double = 0;
+    } else {
+        /* thresholds below 65535: every stored value fits 16 bits */
+        int bytes = storage_bytes(p, maxd2);
+        c.buf_double = bytes == 8;
+        c.u16 = bytes == 2;
+        if (bytes && !p->scratch) {
+            owned = voxa__malloc((size_t)total, (size_t)bytes);
+            VOXA_GOTO_IF(!owned, VOXA_ENOMEM, "edt: cannot allocate %lld voxels of scratch",
+                         (long long)total);
+        }
+        c.buf = p->scratch ? p->scratch : owned;
+    }
+    int nt;
+    size_t per = (size_t)(TILE + 6) * (size_t)(maxn + 2) * sizeof(double);
+    if (per < ACH * sizeof(uint32_t)) per = ACH * sizeof(uint32_t);
+    scratch = voxa__thread_scratch(1, per, &nt);
+    VOXA_GOTO_IF(!scratch, VOXA_ENOMEM, "edt: cannot allocate line scratch");
+    c.scratch = scratch;
+    c.per_thread = per;
+    if (p->mode == VOXA__SQDT_THRESHOLD && !c.buf_double && nd > 1 && p->thr < (1 << 22)) {
+        int64_t T = (int64_t)p->thr;
+        int32_t *tab = voxa__malloc((size_t)T + 1, sizeof(int32_t));
+        VOXA_GOTO_IF(!tab, VOXA_ENOMEM, "edt: cannot allocate a square-root table");
+        for (int64_t r = 0; r * r <= T; r++)
+            for (int64_t i = r * r; i <= T && i < (r + 1) * (r + 1); i++) tab[i] = (int32_t)r;
+        c.isqrt = tab;
+    }
+
+    if (p->mode == VOXA__SQDT_THRESHOLD && !c.buf_double && nd > 1) {
+        /* pass 1 along axis 0 (vectorised), then axes 1..nd-1, the last one
+         * (rows, contiguous) being the interval pass that writes the output */
+        c.n = p->shape[0];
+        c.inner = total / c.n;
+        int64_t chunks = (c.inner + ACH - 1) / ACH;
+        st = voxa__parallel_for(chunks, voxa__grain(c.n * ACH), first_axis0, &c);
+        if (st) goto done;
+        if ((st = voxa__progress(p->progress, 1, nd))) goto done;
+        for (int d = 1; d < nd; d++) {
+            int64_t inner = 1;
+            for (int e = d + 1; e < nd; e++) inner *= p->shape[e];
+            c.n = p->shape[d];
+            c.inner = inner;
+            c.nti = (inner + TILE - 1) / TILE;
+            c.s2 = 1.0;
+            c.final = d == nd - 1;
+            int64_t items = (total / (c.n * inner)) * c.nti;
+            st = voxa__parallel_for(items, voxa__grain(c.n * (inner < TILE ? inner : TILE)),
+                                    slow_lines_int, &c);
+            if (st) goto done;
+            if ((st = voxa__progress(p->progress, d + 1, nd))) goto done;
+        }
+        goto done;
+    }
+
+    /* pass 1: last axis */
+    c.n = p->shape[nd - 1];
+    c.inner = 1;
+    c.s2 = p->spacing ? p->spacing[nd - 1] * p->spacing[nd - 1] : 1.0;
+    c.final = nd == 1;
+    int64_t rows = total / c.n;
+    st = voxa__parallel_for(rows, voxa__grain(c.n), first_rows, &c);
+    if (st) goto done;
+    if ((st = voxa__progress(p->progress, 1, nd))) goto done;
+    int64_t inner = c.n;
+    for (int d = nd - 2; d >= 0; d--) {
+        c.n = p->shape[d];
+        c.inner = inner;
+        c.nti = (inner + TILE - 1) / TILE;
+        c.s2 = p->spacing ? p->spacing[d] * p->spacing[d] : 1.0;
+        c.final = d == 0;
+        int64_t items = (total / (c.n * inner)) * c.nti;
+        st = voxa__parallel_for(items, voxa__grain(c.n * TILE), c.buf_double ? slow_lines : slow_lines_int, &c);
+        if (st) goto done;
+        if ((st = voxa__progress(p->progress, nd - d, nd))) goto done;
+        inner *= c.n;
+    }
+done:
+    voxa__free(owned);
+    voxa__free(scratch);
+    voxa__free((void *)c.isqrt);
+    return st;
+}

@@ -39,7 +39,7 @@ def blob_mask(shape, frac=0.4, seed=2):
 
 
 def added(m):
-    return m.get("added_bytes", m["peak_bytes"] - m.get("base_bytes", 0))
+    return m["added_bytes"]
 
 
 def main():

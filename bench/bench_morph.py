@@ -22,15 +22,6 @@ voxa.set_threads(THREADS)
 os.environ.setdefault("OMP_NUM_THREADS", str(THREADS))
 
 
-def xtable(title, rows, ref):
-    """common.table with each call's own memory (peak RSS minus the RSS before
-    the call, i.e. what the call added on top of its inputs) in the note."""
-    rows = [(n, m, (note + "; " if note else "") +
-             f"+{fmt_bytes(max(0, m['peak_bytes'] - m['base_bytes']))} over base")
-            for n, m, note in rows]
-    return table(title, rows, ref)
-
-
 def blobs(shape, seed=1, frac=0.4):
     """Realistic masks: union of balls around sparse random seeds, ~40 % set."""
     rng = np.random.default_rng(seed)
@@ -80,7 +71,7 @@ def main():
                 ("scipy.ndimage.binary_opening", ms, "exact: equal"),
                 ("FFT threshold (fftconvolve)", mf,
                  "equal" if np.array_equal(mf["result"], ms["result"]) else "NOT equal")]
-        out.append(xtable(f"opening (60,61,61), {name}", rows, "voxa"))
+        out.append(table(f"opening (60,61,61), {name}", rows, "voxa"))
     # --- full size ---------------------------------------------------------------------
     big = blobs((400, 401, 401))
     out.append(f"full size: (400,401,401) bool, {100 * big.mean():.1f} % foreground, input "
@@ -93,19 +84,19 @@ def main():
     rows = [("voxa ball R=21", mv21, "ball path (squared-EDT thresholds)"),
             ("scipy EDT route, ball R=21", ms21, "exact: equal to voxa"),
             ("voxa ball R=17", mv17, "")]
-    out.append(xtable("opening (400,401,401), ball", rows[:3], "voxa ball R=21"))
+    out.append(table("opening (400,401,401), ball", rows[:3], "voxa ball R=21"))
     out.append("scipy.ndimage.binary_opening cannot run these (PEERS.md: ball R=17 at (100,101,101) "
                "takes 113 s and 6.7 GB; R=21 raises MemoryError).\n")
     mvd = measure(lambda: voxa.binary_opening(big, diamond=20), repeats=3)
     msd = measure(lambda: scipy_cdt_open(big, 20), repeats=1, warmup=0)
     assert np.array_equal(mvd["result"], msd["result"])
-    out.append(xtable("opening (400,401,401), diamond R=20",
+    out.append(table("opening (400,401,401), diamond R=20",
                      [("voxa diamond R=20", mvd, "city-block threshold path"),
                       ("scipy taxicab cdt route", msd, "exact: equal to voxa")], "voxa diamond R=20"))
     ones = np.ones_like(big)
     mo = measure(lambda: voxa.binary_opening(ones, ball=21), repeats=3)
     mod = measure(lambda: voxa.binary_opening(ones, diamond=20), repeats=3)
-    out.append(xtable("opening (400,401,401), all-ones input",
+    out.append(table("opening (400,401,401), all-ones input",
                      [("voxa ball R=21", mo, ""), ("voxa diamond R=20", mod, "")], "voxa ball R=21"))
     # --- R sweep -----------------------------------------------------------------------
     lines = ["### voxa opening time vs radius, (400,401,401) blobs", "",
@@ -126,13 +117,13 @@ def main():
     mse = measure(lambda: ndi.distance_transform_edt(big), repeats=1, warmup=0)
     np.testing.assert_allclose(me["result"], mse["result"], rtol=1e-12)
     me32 = measure(lambda: voxa.distance_transform_edt(big, dtype=np.float32), repeats=3)
-    out.append(xtable("distance_transform_edt (400,401,401) float64",
+    out.append(table("distance_transform_edt (400,401,401) float64",
                      [("voxa", me, "float64 output, no scratch"),
                       ("voxa float32", me32, "4-byte output"),
                       ("scipy.ndimage.distance_transform_edt", mse, "equal within 1e-12")], "voxa"))
     mf = measure(lambda: fft_open(big[:200, :201, :201], voxa.ball(17)), repeats=1, warmup=0)
     mvq = measure(lambda: voxa.binary_opening(big[:200, :201, :201], ball=17), repeats=3)
-    out.append(xtable("opening (200,201,201) ball R=17 vs FFT threshold",
+    out.append(table("opening (200,201,201) ball R=17 vs FFT threshold",
                      [("voxa", mvq, ""), ("FFT threshold (fftconvolve float32)", mf,
                       "equal" if np.array_equal(mf["result"], mvq["result"]) else "NOT equal")], "voxa"))
     out.append(f"total benchmark wall time {time.time() - t0:.0f} s\n")

@@ -54,6 +54,14 @@ int voxa__threads_for(int64_t n);
  * copied to the calling thread. */
 voxa_status voxa__parallel_for(int64_t n, int64_t grain, voxa__range_fn fn,
                                void *ctx);
+/* The same with at most `nthreads` threads: `tid` < nthreads is guaranteed,
+ * so per-thread scratch sized for nthreads is safe even if another thread
+ * calls voxa_set_threads meanwhile. */
+voxa_status voxa__parallel_for_nt(int64_t n, int64_t grain, int nthreads, voxa__range_fn fn,
+                                  void *ctx);
+/* Scratch of n x size bytes per thread for the current thread count, stored
+ * in *nthreads; pass that count to voxa__parallel_for_nt. NULL on failure. */
+void *voxa__thread_scratch(size_t n, size_t size, int *nthreads);
 
 /* ---- progress ------------------------------------------------------------ */
 

@@ -6,13 +6,14 @@
  * reported message is deterministic too. */
 #include "internal.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
 
-static int requested_threads; /* 0 = default */
+static atomic_int requested_threads; /* 0 = default; set from any thread */
 
 static int default_threads(void) {
     const char *env = getenv("VOXA_NUM_THREADS");
@@ -39,11 +40,24 @@ int voxa__threads_for(int64_t n) {
     return t;
 }
 
+void *voxa__thread_scratch(size_t n, size_t size, int *nthreads) {
+    int nt = voxa_get_threads();
+    *nthreads = nt;
+    size_t per;
+    if (!voxa__mul_size(n, size, &per)) return NULL;
+    return voxa__malloc((size_t)nt, per);
+}
+
 voxa_status voxa__parallel_for(int64_t n, int64_t grain, voxa__range_fn fn,
                                void *ctx) {
+    return voxa__parallel_for_nt(n, grain, voxa_get_threads(), fn, ctx);
+}
+
+voxa_status voxa__parallel_for_nt(int64_t n, int64_t grain, int nt, voxa__range_fn fn,
+                                  void *ctx) {
     if (n <= 0) return VOXA_OK;
     if (grain < 1) grain = 1;
-    int nt = voxa_get_threads();
+    if (nt < 1) nt = 1;
     int64_t nblocks = (n + grain - 1) / grain;
     /* A few blocks per thread balance uneven work without changing results. */
     if (nblocks > (int64_t)nt * 4) nblocks = (int64_t)nt * 4;

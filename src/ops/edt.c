@@ -288,13 +288,13 @@ VOXA_API voxa_status voxa_edt_indices(const voxa_array *in, voxa_array *out, vox
                      (long long)n);
         ft_ctx c = {src, d2, feat, in->shape[nd - 1], 1, 0, scratch, per};
         c.s2 = p->spacing ? p->spacing[nd - 1] * p->spacing[nd - 1] : 1.0;
-        if ((st = voxa__parallel_for(n / c.n, voxa__grain(c.n), ft_rows, &c))) goto done;
+        if ((st = voxa__parallel_for_nt(n / c.n, voxa__grain(c.n), nt, ft_rows, &c))) goto done;
         int64_t inner = c.n;
         for (int d = nd - 2; d >= 0; d--) {
             c.n = in->shape[d];
             c.inner = inner;
             c.s2 = p->spacing ? p->spacing[d] * p->spacing[d] : 1.0;
-            if ((st = voxa__parallel_for(n / c.n, voxa__grain(c.n), ft_lines, &c))) goto done;
+            if ((st = voxa__parallel_for_nt(n / c.n, voxa__grain(c.n), nt, ft_lines, &c))) goto done;
             inner *= c.n;
         }
     }

@@ -41,15 +41,6 @@
 
 #define TILE 16
 
-void *voxa__thread_scratch(size_t n, size_t size, int *nthreads) {
-    int nt = voxa_get_threads();
-    if (nt < 1) nt = 1;
-    *nthreads = nt;
-    size_t per;
-    if (!voxa__mul_size(n, size, &per)) return NULL;
-    return voxa__malloc((size_t)nt, per);
-}
-
 typedef struct stage_ctx {
     const voxa__sqdt *p;
     void *buf;          /* storage between passes */
@@ -508,7 +499,7 @@ voxa_status voxa__sqdt_run(const voxa__sqdt *pin) {
         c.n = p->shape[0];
         c.inner = total / c.n;
         int64_t chunks = (c.inner + ACH - 1) / ACH;
-        st = voxa__parallel_for(chunks, voxa__grain(c.n * ACH), first_axis0, &c);
+        st = voxa__parallel_for_nt(chunks, voxa__grain(c.n * ACH), nt, first_axis0, &c);
         if (st) goto done;
         if ((st = voxa__progress(p->progress, 1, nd))) goto done;
         for (int d = 1; d < nd; d++) {
@@ -520,8 +511,7 @@ voxa_status voxa__sqdt_run(const voxa__sqdt *pin) {
             c.s2 = 1.0;
             c.final = d == nd - 1;
             int64_t items = (total / (c.n * inner)) * c.nti;
-            st = voxa__parallel_for(items, voxa__grain(c.n * (inner < TILE ? inner : TILE)),
-                                    slow_lines_int, &c);
+            st = voxa__parallel_for_nt(items, voxa__grain(c.n * (inner < TILE ? inner : TILE)), nt, slow_lines_int, &c);
             if (st) goto done;
             if ((st = voxa__progress(p->progress, d + 1, nd))) goto done;
         }
@@ -534,7 +524,7 @@ voxa_status voxa__sqdt_run(const voxa__sqdt *pin) {
     c.s2 = p->spacing ? p->spacing[nd - 1] * p->spacing[nd - 1] : 1.0;
     c.final = nd == 1;
     int64_t rows = total / c.n;
-    st = voxa__parallel_for(rows, voxa__grain(c.n), first_rows, &c);
+    st = voxa__parallel_for_nt(rows, voxa__grain(c.n), nt, first_rows, &c);
     if (st) goto done;
     if ((st = voxa__progress(p->progress, 1, nd))) goto done;
     int64_t inner = c.n;
@@ -545,7 +535,7 @@ voxa_status voxa__sqdt_run(const voxa__sqdt *pin) {
         c.s2 = p->spacing ? p->spacing[d] * p->spacing[d] : 1.0;
         c.final = d == 0;
         int64_t items = (total / (c.n * inner)) * c.nti;
-        st = voxa__parallel_for(items, voxa__grain(c.n * TILE), c.buf_double ? slow_lines : slow_lines_int, &c);
+        st = voxa__parallel_for_nt(items, voxa__grain(c.n * TILE), nt, c.buf_double ? slow_lines : slow_lines_int, &c);
         if (st) goto done;
         if ((st = voxa__progress(p->progress, nd - d, nd))) goto done;
         inner *= c.n;

@@ -112,7 +112,7 @@ voxa_status voxa__box_filter(int ndim, const int64_t *shape, const uint8_t *src,
         c.hi = hi[d];
         c.nchunk = (c.inner + CH - 1) / CH;
         int64_t items = total / (c.n * c.inner) * c.nchunk;
-        st = voxa__parallel_for(items, voxa__grain(c.n * (c.inner == 1 ? 1 : CH)), box_lines, &c);
+        st = voxa__parallel_for_nt(items, voxa__grain(c.n * (c.inner == 1 ? 1 : CH)), nt, box_lines, &c);
         if (st) break;
         first = 0;
     }
@@ -230,13 +230,13 @@ voxa_status voxa__l1_threshold(int ndim, const int64_t *shape, const uint8_t *sr
         c.f = out; /* distances saturate at r+1 <= 254 and live in the output */
     }
     c.n = shape[ndim - 1];
-    if ((st = voxa__parallel_for(total / c.n, voxa__grain(c.n), l1_first, &c))) goto done;
+    if ((st = voxa__parallel_for_nt(total / c.n, voxa__grain(c.n), nt, l1_first, &c))) goto done;
     int64_t inner = c.n;
     for (int d = ndim - 2; d >= 0; d--) {
         c.n = shape[d];
         c.inner = inner;
         c.nchunk = (inner + 255) / 256;
-        if ((st = voxa__parallel_for(total / (c.n * inner) * c.nchunk, voxa__grain(c.n * 256), l1_lines, &c))) goto done;
+        if ((st = voxa__parallel_for_nt(total / (c.n * inner) * c.nchunk, voxa__grain(c.n * 256), nt, l1_lines, &c))) goto done;
         inner *= c.n;
     }
     const uint8_t inv = (uint8_t)(invert != 0);

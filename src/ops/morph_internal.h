@@ -69,9 +69,6 @@ voxa_status voxa__offsets_or(int ndim, const int64_t *shape, const uint8_t *src,
                              int negate_in, const int64_t *offsets, int64_t noff,
                              int outside, int negate_out, uint8_t *out);
 
-/* Scratch per thread: n items of `size` bytes for each of the threads a
- * parallel loop may use. */
-void *voxa__thread_scratch(size_t n, size_t size, int *nthreads);
 
 /* Grain for voxa__parallel_for when one item covers `voxels` voxels: blocks
  * of at least ~256k voxels, so small volumes run on one thread (waking

@@ -39,7 +39,7 @@ static void usage(FILE *f) {
     fprintf(f, "\nglobal options:\n"
                "  --threads N   worker threads (default: VOXA_NUM_THREADS or all cores)\n"
                "  --version     print the version\n"
-               "  -h, --help    this help; voxa help <command> for a command's\n");
+               "  -h, --help    this help (voxa help <command>: one command's help)\n");
 }
 
 int main(int argc, char **argv) {

@@ -23,6 +23,10 @@ int cli_error(const char *cmd, int code, const char *fmt, ...) {
 
 int cli_fail(const char *cmd, voxa_status s) {
     const char *msg = voxa_last_error();
+    /* Library messages often start with the op's name, which the CLI's own
+     * "voxa: <cmd>: " prefix already says. */
+    size_t n = strlen(cmd);
+    if (!strncmp(msg, cmd, n) && msg[n] == ':' && msg[n + 1] == ' ') msg += n + 2;
     return cli_error(cmd, s == VOXA_OK ? CLI_OK : CLI_FAIL, "%s",
                      *msg ? msg : voxa_status_name(s));
 }

@@ -53,9 +53,10 @@ int voxa_cmd_edt(int argc, char **argv) {
     if (spacing) {
         int k = cli_parse_doubles(spacing, sp, VOXA_MAXDIM);
         if (k != in.ndim) {
+            int nd = in.ndim;
             voxa_array_free(&in);
             return cli_error("edt", CLI_USAGE, "--spacing '%s': expected %d comma-separated values",
-                             spacing, in.ndim);
+                             spacing, nd);
         }
     }
     s = voxa_array_new(&out, euclid ? odt : VOXA_I32, in.ndim, in.shape);

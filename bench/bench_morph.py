@@ -62,7 +62,9 @@ def main():
     # --- small volume: scipy.binary_opening finishes ---------------------------------
     small = blobs((60, 61, 61))
     for name, b in (("ball R=5", voxa.ball(5)), ("diamond R=5", voxa.diamond(5)),
-                    ("ball R=8", voxa.ball(8)), ("ball R=12", voxa.ball(12))):
+                    ("ball R=8", voxa.ball(8)), ("ball R=12", voxa.ball(12)),
+                    ("box 11", np.ones((11, 11, 11), bool)),
+                    ("random 7^3", np.random.default_rng(2).random((7, 7, 7)) < 0.5)):
         mv = measure(lambda: voxa.binary_opening(small, b), repeats=5)
         ms = measure(lambda: ndi.binary_opening(small, b), repeats=1, warmup=0)
         assert np.array_equal(mv["result"], ms["result"])

@@ -15,6 +15,9 @@
  *   diamond   city-block distance threshold, O(N)
  *   box       separable binary interval filter, O(N)
  *   other     run decomposition of the footprint, O(N * runs)
+ *   small     balls (<= 256 footprint rows), boxes (<= 160) and other
+ *             footprints (<= 32 distinct row widths): bit-packed rows,
+ *             O(N/64 * rows + N)
  * Footprint arrays are recognised as box, diamond or ball when they are one. */
 #ifndef VOXA_MORPH_H
 #define VOXA_MORPH_H
@@ -63,7 +66,8 @@ typedef struct voxa_morph_params {
  *  (bool or uint8, same shape, any strides; may be `in` itself). Peak extra
  *  memory: 2 bytes/voxel for balls with R^2 < 65535 (4 for larger R, 8 with
  *  non-unit spacing), none for
- *  diamonds with radius*iterations <= 253 and boxes, 4 for footprints, plus
+ *  diamonds with radius*iterations <= 253 and boxes, 4 for footprints,
+ *  ~widths/8 for elements on bit-packed rows, plus
  *  a copy when in/out are not C-contiguous bool/uint8.
  *  Errors: EINVAL (shape mismatch, bad element: negative/huge/non-integer
  *  radius, spacing length or value, non-0/1 or empty footprint, footprint
@@ -87,7 +91,8 @@ VOXA_API voxa_status voxa_morph_element_array(const voxa_morph_element *se, int 
                                               voxa_array *out);
 
 /** Name the path `se` takes for an input of `ndim` dimensions ("ball", "diamond",
- *  "box", "footprint") with its parameters, into buf (NUL-terminated). */
+ *  "box", "footprint", followed by "bit-packed rows" for small elements)
+ *  with its parameters, into buf (NUL-terminated). */
 VOXA_API voxa_status voxa_morph_describe(const voxa_morph_element *se, int ndim,
                                          int iterations, char *buf, size_t n);
 

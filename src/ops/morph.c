@@ -6,6 +6,9 @@
  *   diamond   the same with the city-block distance, morph_box.c
  *   box       separable binary interval filter, morph_box.c
  *   footprint run decomposition, morph_general.c
+ *   small     any of them with few footprint rows (runs): bit-packed rows,
+ *             64 voxels per word, morph_bits.c (plan->bits; not for folded
+ *             iterations, which stay one O(N) pass)
  * Outside the volume counts as border_value: for the distance paths that is
  * "the border is a target" (dilation with border_value 1, erosion with 0).
  *
@@ -40,6 +43,10 @@ static voxa_status step(const voxa__plan *p, int nd, const int64_t *shape, const
                         uint8_t *dst, int dilate, int bv, int64_t k, void **scratch) {
     int64_t ext = 2; /* a radius/box beyond every extent acts like infinity */
     for (int d = 0; d < nd; d++) ext += shape[d];
+    if (p->bits && k == 1) { /* small element: bit-packed rows, morph_bits.c */
+        if (dilate) return voxa__bits_or(nd, shape, src, 0, p->neg, p->noff, bv, 0, dst);
+        return voxa__bits_or(nd, shape, src, 1, p->offs, p->noff, !bv, 1, dst);
+    }
     switch (p->kind) {
     case VOXA__PATH_BALL: {
         voxa__sqdt q;
@@ -186,6 +193,14 @@ VOXA_API voxa_status voxa_morph_describe(const voxa_morph_element *se, int ndim,
     VOXA_CHECK(voxa__plan_make(se, ndim, &p));
     const char *it = iterations == 1 ? "" : p.fold ? ", iterations folded into one pass"
                                                    : ", applied once per iteration";
+    if (p.bits && (iterations == 1 || !p.fold)) {
+        static const char *names[] = {"ball", "diamond", "box", "footprint"};
+        snprintf(buf, n, "%s: bit-packed rows, %lld runs of %d widths (%lld offsets)%s",
+                 names[p.kind], (long long)p.bits_runs, p.bits_widths, (long long)p.noff,
+                 iterations == 1 ? "" : ", applied once per iteration");
+        voxa__plan_free(&p);
+        return VOXA_OK;
+    }
     switch (p.kind) {
     case VOXA__PATH_BALL:
         snprintf(buf, n, "ball: squared Euclidean distance <= %.17g (%s spacing)%s", p.thr,

@@ -69,6 +69,16 @@ voxa_status voxa__offsets_or(int ndim, const int64_t *shape, const uint8_t *src,
                              int negate_in, const int64_t *offsets, int64_t noff,
                              int outside, int negate_out, uint8_t *out);
 
+/* The same contract on bit-packed rows (morph_bits.c): 64 voxels per word,
+ * cost O(N/64 * runs) + O(N); memory ~ widths/8 bytes per voxel (one bit row
+ * per distinct run width). out may alias src. */
+voxa_status voxa__bits_or(int ndim, const int64_t *shape, const uint8_t *src, int negate_in,
+                          const int64_t *offsets, int64_t noff, int outside, int negate_out,
+                          uint8_t *out);
+/* Runs (rows of the footprint after merging along the last axis) and
+ * distinct run widths of an offset list. */
+voxa_status voxa__bits_stats(int ndim, const int64_t *offsets, int64_t noff, int64_t *nruns,
+                             int *nwidths);
 
 /* Grain for voxa__parallel_for when one item covers `voxels` voxels: blocks
  * of at least ~256k voxels, so small volumes run on one thread (waking
@@ -95,6 +105,9 @@ typedef struct voxa__plan {
     int64_t noff;
     int64_t reach[VOXA_MAXDIM];
     int fold;
+    int bits;           /* one application runs voxa__bits_or on offs/neg */
+    int64_t bits_runs;  /* its number of runs and distinct widths */
+    int bits_widths;
 } voxa__plan;
 
 /* Build the plan for an element (validating it) for ndim-dimensional input;

@@ -271,7 +271,7 @@ static voxa_status check_radius(double R, const char *what) {
     return VOXA_OK;
 }
 
-voxa_status voxa__plan_make(const voxa_morph_element *se, int nd, voxa__plan *p) {
+static voxa_status plan_inner(const voxa_morph_element *se, int nd, voxa__plan *p) {
     memset(p, 0, sizeof *p);
     p->nd = nd;
     VOXA_FAIL_IF(!se, VOXA_EINVAL, "morph: element is NULL");
@@ -373,6 +373,55 @@ voxa_status voxa__plan_make(const voxa_morph_element *se, int nd, voxa__plan *p)
     }
     }
     return voxa__error(VOXA_EINVAL, "morph: unknown element kind %d", (int)se->kind);
+}
+
+/* Bit-packed rows (morph_bits.c) for elements with few footprint rows.
+ * Their cost is ~N/64 * runs word operations; the distance/interval paths
+ * cost O(ndim N) with a constant independent of the element. Measured
+ * crossovers (opening, 2 threads, (60,61,61) and (200,201,201), see
+ * docs/morph.md): balls up to ~250 runs (R <= 9 in 3D), boxes up to ~160
+ * runs (11x11x11 wins, 17x17x17 loses), diamonds never (the city-block
+ * transform is cheaper than even 61 runs). Footprints that are none of those
+ * always take them (the run decomposition costs the same number of runs per
+ * voxel instead of per 64 voxels) when their distinct run widths are <=
+ * BITS_MAX_WIDTHS (memory ~ widths/8 bytes per voxel, at most the run
+ * decomposition's 4). The rule depends only on the element, so
+ * voxa_morph_describe can name the path without the input's shape. Balls
+ * and boxes given by parameters are materialised only when small. */
+#define BITS_MAX_RUNS_BALL 256
+#define BITS_MAX_RUNS_BOX 160
+#define BITS_MAX_WIDTHS 32
+#define BITS_MAX_PREFIX 4096.0
+
+static voxa_status consider_bits(const voxa_morph_element *se, int nd, voxa__plan *p) {
+    if (p->kind == VOXA__PATH_DIAMOND) return VOXA_OK;
+    if (p->kind != VOXA__PATH_OFFSETS) {
+        double pre = 1, all = 1;
+        for (int d = 0; d < nd; d++) {
+            double e = 2.0 * (double)p->reach[d] + 1;
+            if (d < nd - 1) pre *= e;
+            all *= e;
+        }
+        if (pre > BITS_MAX_PREFIX || all > 1e6) return VOXA_OK;
+        voxa_array a;
+        VOXA_CHECK(voxa_morph_element_array(se, nd, &a));
+        voxa_status st = offsets_from(a.data, a.shape, nd, p);
+        voxa_array_free(&a);
+        VOXA_CHECK(st);
+    }
+    VOXA_CHECK(voxa__bits_stats(nd, p->offs, p->noff, &p->bits_runs, &p->bits_widths));
+    int64_t lim = p->kind == VOXA__PATH_BALL ? BITS_MAX_RUNS_BALL
+                : p->kind == VOXA__PATH_BOX ? BITS_MAX_RUNS_BOX
+                : p->kind == VOXA__PATH_OFFSETS ? INT64_MAX : 0;
+    p->bits = p->bits_widths <= BITS_MAX_WIDTHS && p->bits_runs <= lim;
+    return VOXA_OK;
+}
+
+voxa_status voxa__plan_make(const voxa_morph_element *se, int nd, voxa__plan *p) {
+    VOXA_CHECK(plan_inner(se, nd, p));
+    voxa_status st = consider_bits(se, nd, p);
+    if (st) voxa__plan_free(p);
+    return st;
 }
 
 VOXA_API voxa_status voxa_morph_element_array(const voxa_morph_element *se, int ndim,

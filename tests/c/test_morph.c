@@ -90,13 +90,27 @@ static void test_paths(void) {
         voxa_array_view(&f, fp, VOXA_BOOL, 3, fs);
         se.kind = VOXA_SE_FOOTPRINT; se.footprint = &f;
         run_case(se, sh);
+        /* bit-packed rows across word boundaries (lines of 1, 63..65, 130) */
+        int64_t lens[5] = {1, 63, 64, 65, 130};
+        for (int i = 0; i < 5; i++) {
+            int64_t sh2[3] = {3, 4, lens[i]};
+            run_case(se, sh2);
+            voxa_morph_element b;
+            memset(&b, 0, sizeof b);
+            b.kind = VOXA_SE_BALL; b.radius = 2;
+            run_case(b, sh2);
+        }
     }
     voxa_set_threads(0);
     char buf[256];
     memset(&se, 0, sizeof se);
     se.kind = VOXA_SE_BALL; se.radius = 21;
     CHECK_OK(voxa_morph_describe(&se, 3, 1, buf, sizeof buf));
-    CHECK(!strncmp(buf, "ball", 4));
+    CHECK(!strncmp(buf, "ball: squared", 13));
+    se.radius = 5; /* small: bit-packed rows */
+    CHECK_OK(voxa_morph_describe(&se, 3, 1, buf, sizeof buf));
+    CHECK(!strncmp(buf, "ball: bit-packed rows, 81 runs", 30));
+    se.radius = 21;
     int64_t halo[3];
     CHECK_OK(voxa_morph_halo(&se, 3, VOXA_MORPH_OPEN, 2, halo));
     CHECK(halo[0] == 84 && halo[2] == 84);
@@ -178,7 +192,7 @@ static void test_large(void) {
         p.iterations = 1;
         p.border_value = bv;
         p.se.kind = VOXA_SE_BALL;
-        p.se.radius = 3;
+        p.se.radius = 12; /* large: the EDT path */
         voxa_set_threads(1);
         CHECK_OK(voxa_morph(VOXA_MORPH_OPEN, &in, &out1, &p));
         voxa_set_threads(3);
@@ -197,6 +211,24 @@ static void test_large(void) {
         p.iterations = 2;
         CHECK_OK(voxa_morph(VOXA_MORPH_CLOSE, &in, &out2, &p));
         CHECK(!memcmp(o1, o2, (size_t)n));
+        /* bit-packed rows: 1 and 3 threads agree and equal the definition */
+        memset(&p.se, 0, sizeof p.se);
+        p.se.kind = VOXA_SE_BALL;
+        p.se.radius = 3;
+        p.iterations = 1;
+        for (int dil = 0; dil <= 1; dil++) {
+            voxa_morph_op op = dil ? VOXA_MORPH_DILATE : VOXA_MORPH_ERODE;
+            voxa_set_threads(1);
+            CHECK_OK(voxa_morph(op, &in, &out1, &p));
+            voxa_set_threads(3);
+            CHECK_OK(voxa_morph(op, &in, &out2, &p));
+            CHECK(!memcmp(o1, o2, (size_t)n));
+            voxa_array fa;
+            CHECK_OK(voxa_morph_element_array(&p.se, 3, &fa));
+            brute(a, sh, fa.data, fa.shape, dil, bv, o3);
+            CHECK(!memcmp(o1, o3, (size_t)n));
+            voxa_array_free(&fa);
+        }
     }
     voxa_set_threads(0);
     free(a); free(o1); free(o2); free(o3);

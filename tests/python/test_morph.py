@@ -149,7 +149,8 @@ def test_paths():
     assert voxa.morph_path(3, connectivity=2).startswith("footprint")
     assert voxa.morph_path(3, voxa.ball(7)).startswith("ball")
     assert voxa.morph_path(3, np.pad(voxa.ball(7), 2)).startswith("ball")  # padded: still a ball
-    assert voxa.morph_path(3, voxa.ball(5, spacing=(2, 1, 1))).startswith("ball: squared")
+    assert voxa.morph_path(3, voxa.ball(5, spacing=(2, 1, 1))).startswith("ball: bit-packed")
+    assert voxa.morph_path(3, voxa.ball(16, spacing=(2, 1, 1))).startswith("ball: squared")
     assert voxa.morph_path(3, np.asarray(voxa.ball(5, spacing=(2, 1, 1)))).startswith("footprint")
     assert voxa.morph_path(3, ball=5, spacing=(2, 1, 1)).startswith("ball")
     assert voxa.morph_path(2, rand((5, 5), 0.5, seed=1)).startswith("footprint")
@@ -349,3 +350,110 @@ def test_large_volume_threads():
         assert np.array_equal(r[6], ndi.distance_transform_cdt(a, "taxicab"))
     finally:
         voxa.set_threads(old)
+
+
+# ---- bit-packed rows (small elements) ------------------------------------------
+
+
+def rep_ref(op, a, fp, k, bv):
+    """scipy with iterations=k, written as k applications of iterations=1
+    (the same definition; scipy's own iteration loop reads out of bounds on
+    some shapes with lines of length 1)."""
+    def r(f, x):
+        for _ in range(k):
+            x = f(x, fp, border_value=bv)
+        return x
+    E = lambda x: r(ndi.binary_erosion, x)  # noqa: E731
+    D = lambda x: r(ndi.binary_dilation, x)  # noqa: E731
+    return {"dilation": D, "erosion": E, "opening": lambda x: D(E(x)),
+            "closing": lambda x: E(D(x))}[op](a)
+
+
+def test_bits_paths():
+    # which elements take bit-packed rows (rule: docs/morph.md)
+    for fp in (voxa.ball(5), voxa.ball(9), np.ones((11, 11, 11), bool), rand((4, 5, 6), 0.5),
+               rand((15, 15, 15), 0.5, seed=3)):
+        assert "bit-packed" in voxa.morph_path(3, fp)
+    assert "bit-packed" in voxa.morph_path(3, connectivity=2)
+    assert "bit-packed" in voxa.morph_path(3, ball=5)
+    assert "bit-packed" in voxa.morph_path(3, box=(3, 4, 5))
+    assert "bit-packed" in voxa.morph_path(2, voxa.ball(30, ndim=2))
+    assert "bit-packed" in voxa.morph_path(1, np.ones(7, bool))
+    assert voxa.morph_path(3, voxa.ball(10)).startswith("ball: squared")
+    assert voxa.morph_path(3, np.ones((17, 17, 17), bool)).startswith("box: separable")
+    assert voxa.morph_path(3, voxa.diamond(2)).startswith("diamond: city-block")
+    assert voxa.morph_path(3, voxa.ball(5), iterations=2).endswith("applied once per iteration")
+    # folded iterations stay one O(N) pass
+    assert "folded" in voxa.morph_path(3, np.ones((3, 3, 3), bool), iterations=3)
+
+
+BITS_ELEMENTS = {
+    1: [np.ones(1, bool), np.ones(2, bool), np.ones(5, bool), np.array([1, 0, 1, 1], bool),
+        rand(7, 0.5, seed=1), np.ones(70, bool)],
+    2: [voxa.ball(3, ndim=2), np.ones((2, 4), bool), rand((3, 5), 0.5, seed=2),
+        rand((4, 2), 0.7, seed=3), np.ones((1, 66), bool), np.pad(np.ones((2, 2), bool), ((0, 2), (1, 0)))],
+    3: [voxa.ball(2), voxa.ball(3.5), np.ones((3, 3, 3), bool), np.ones((2, 4, 3), bool),
+        rand((3, 4, 3), 0.5, seed=11), rand((2, 2, 4), 0.6, seed=12),
+        np.pad(np.ones((2, 2, 2), bool), ((0, 3), (0, 1), (2, 0))), np.ones((1, 1, 6), bool)],
+}
+
+
+@pytest.mark.parametrize("nd", [1, 2, 3])
+@pytest.mark.parametrize("n", [1, 2, 63, 64, 65, 130])
+def test_bits_line_lengths(nd, n, threads):
+    """Word boundaries: every line length around 64, every border value,
+    iterations 1-3, empty/full/random inputs, in-place output."""
+    shape = {1: (n,), 2: (6, n), 3: (4, 5, n)}[nd]
+    inputs = [np.zeros(shape, bool), np.ones(shape, bool), rand(shape, 0.5, seed=n),
+              rand(shape, 0.9, seed=n + 1)]
+    for fp in BITS_ELEMENTS[nd]:
+        assert "bit-packed" in voxa.morph_path(nd, fp), fp
+        for it in (1, 2, 3):
+            path = voxa.morph_path(nd, fp, iterations=it)  # boxes: folded for it > 1
+            for a in inputs:
+                for bv in (0, 1):
+                    for op in OPS:
+                        got = getattr(voxa, "binary_" + op)(a, fp, iterations=it, border_value=bv)
+                        want = rep_ref(op, a, fp, it, bv)
+                        assert np.array_equal(got, want), (op, fp.shape, it, bv, path)
+    # aliasing: output is the input
+    a = rand(shape, 0.6, seed=5)
+    want = ndi.binary_opening(a, BITS_ELEMENTS[nd][-1])
+    voxa.binary_opening(a, BITS_ELEMENTS[nd][-1], output=a)
+    assert np.array_equal(a, want)
+
+
+def test_bits_large_threads():
+    """A volume split across threads: 1 and 3 threads identical and = scipy."""
+    a = blobs((40, 50, 130), seed=4)
+    fps = [voxa.ball(5), np.ones((11, 11, 11), bool), rand((4, 5, 6), 0.5, seed=8),
+           voxa.ball(3, spacing=(2, 1, 1))]
+    old = voxa.get_threads()
+    try:
+        for fp in fps:
+            assert "bit-packed" in voxa.morph_path(3, fp)
+            for bv in (0, 1):
+                res = {}
+                for t in (1, 3):
+                    voxa.set_threads(t)
+                    res[t] = [voxa.binary_opening(a, fp, border_value=bv),
+                              voxa.binary_closing(a, fp, border_value=bv)]
+                assert np.array_equal(res[1][0], res[3][0]) and np.array_equal(res[1][1], res[3][1])
+                assert np.array_equal(res[1][0], ndi.binary_opening(a, fp, border_value=bv))
+                assert np.array_equal(res[1][1], ndi.binary_closing(a, fp, border_value=bv))
+    finally:
+        voxa.set_threads(old)
+
+
+@settings(max_examples=60, deadline=None)
+@given(shape=st.tuples(st.integers(1, 5), st.integers(1, 6), st.integers(1, 140)),
+       fshape=st.tuples(st.integers(1, 5), st.integers(1, 5), st.integers(1, 6)),
+       seed=st.integers(0, 10**6), bv=st.integers(0, 1), it=st.integers(1, 3),
+       op=st.sampled_from(OPS))
+def test_bits_hypothesis(shape, fshape, seed, bv, it, op):
+    rng = np.random.default_rng(seed)
+    a = rng.random(shape) < rng.random()
+    fp = rng.random(fshape) < 0.5
+    fp.flat[rng.integers(fp.size)] = True
+    got = getattr(voxa, "binary_" + op)(a, fp, iterations=it, border_value=bv)
+    assert np.array_equal(got, rep_ref(op, a, fp, it, bv))

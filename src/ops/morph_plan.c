@@ -394,6 +394,11 @@ static voxa_status plan_inner(const voxa_morph_element *se, int nd, voxa__plan *
 #define BITS_MAX_PREFIX 4096.0
 
 static voxa_status consider_bits(const voxa_morph_element *se, int nd, voxa__plan *p) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+    /* morph_bits.c packs bytes into words assuming little-endian order; the
+     * other paths are exact everywhere. */
+    return VOXA_OK;
+#endif
     if (p->kind == VOXA__PATH_DIAMOND) return VOXA_OK;
     if (p->kind != VOXA__PATH_OFFSETS) {
         double pre = 1, all = 1;

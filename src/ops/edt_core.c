@@ -470,12 +470,16 @@ voxa_status voxa__sqdt_run(const voxa__sqdt *pin) {
         int bytes = storage_bytes(p, maxd2);
         c.buf_double = bytes == 8;
         c.u16 = bytes == 2;
-        if (bytes && !p->scratch) {
+        if (bytes == 4 && p->mode == VOXA__SQDT_F32 && !p->scratch) {
+            /* float32 output: the uint32 storage can live in the output itself,
+             * since every pass reads a whole tile before writing it back */
+            c.buf = p->out;
+        } else if (bytes && !p->scratch) {
             owned = voxa__malloc((size_t)total, (size_t)bytes);
             VOXA_GOTO_IF(!owned, VOXA_ENOMEM, "edt: cannot allocate %lld voxels of scratch",
                          (long long)total);
         }
-        c.buf = p->scratch ? p->scratch : owned;
+        if (!c.buf) c.buf = p->scratch ? p->scratch : owned;
     }
     int nt;
     size_t per = (size_t)(TILE + 6) * (size_t)(maxn + 2) * sizeof(double);

@@ -197,3 +197,14 @@ def test_large_volume_threads():
         np.testing.assert_allclose(f3, ndi.distance_transform_edt(a), rtol=1e-6)
     finally:
         voxa.set_threads(old)
+
+
+@pytest.mark.parametrize("shape", [(6, 9), (5, 6, 7), (1, 9, 4), (40, 33, 70)])
+@pytest.mark.parametrize("p", [0.5, 0.97])
+def test_edt_float32_unit_spacing_stores_in_output(shape, p, threads):
+    # float32 output with unit spacing keeps its uint32 intermediate in the
+    # output buffer itself (no 4 B/voxel scratch): results must not change.
+    a = rand(shape, p, seed=11)
+    got = voxa.distance_transform_edt(a, dtype=np.float32)
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, ndi.distance_transform_edt(a), rtol=1e-6)

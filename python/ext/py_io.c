@@ -86,10 +86,10 @@ PyObject *vx_py_csv_read(PyObject *self, PyObject *args, PyObject *kw) {
 }
 
 /* ---- zero-copy read ---------------------------------------------------------
- * read_array(path) -> (buffer, dtype name, shape, fortran): like read() in
- * py_core.c, but the buffer object owns the array voxa_read allocated and
- * exports it through the buffer protocol, so np.frombuffer wraps it without
- * a copy (peak memory = the array once, not twice). */
+ * read_array(path) -> (buffer, dtype name, shape, fortran): the buffer object
+ * owns the array voxa_read allocated and exports it through the buffer
+ * protocol, so np.frombuffer wraps it without a copy (peak memory = the
+ * array once, not twice). */
 typedef struct {
     PyObject_HEAD
     voxa_array a;

@@ -298,6 +298,17 @@ static __attribute__((noinline)) int64_t envelope_int(const uint32_t *g, int64_t
     return k;
 }
 
+/* Lower envelope of parabolas (apexes v, heights h, k + 1 of them) at x;
+ * *jj walks forward as x grows along the line. */
+static inline int64_t envelope_at(const int64_t *v, const int64_t *h, int64_t k, int64_t x,
+                                  int64_t *jj) {
+    int64_t j = *jj;
+    while (j < k && h[j + 1] - h[j] <= 2 * x * (v[j + 1] - v[j])) j++;
+    *jj = j;
+    int64_t d = x - v[j];
+    return h[j] - v[j] * v[j] + d * d;
+}
+
 static voxa_status slow_lines_int(int64_t lo, int64_t hi, int tid, void *vc) {
     const stage_ctx *c = vc;
     const voxa__sqdt *p = c->p;
@@ -358,47 +369,27 @@ static voxa_status slow_lines_int(int64_t lo, int64_t hi, int tid, void *vc) {
             }
             int64_t k = envelope_int(gl, n, p->border, cap, v, h);
             int64_t jj = 0;
+            /* envelope value at x, or -1 where there is none (k < 0) */
+#define ENVELOPE_AT(x) (k < 0 ? -1 : envelope_at(v, h, k, (x), &jj))
             if (!c->final && c->u16) {
                 uint16_t *dst = (uint16_t *)c->buf + base + j;
-                if (k < 0) {
-                    for (int64_t x = 0; x < n; x++) dst[x * inner] = UINT16_MAX;
-                    continue;
-                }
                 for (int64_t x = 0; x < n; x++) {
-                    while (jj < k && h[jj + 1] - h[jj] <= 2 * x * (v[jj + 1] - v[jj])) jj++;
-                    int64_t d = x - v[jj];
-                    int64_t fv = h[jj] - v[jj] * v[jj] + d * d;
-                    dst[x * inner] = fv > cap ? UINT16_MAX : (uint16_t)fv;
+                    int64_t fv = ENVELOPE_AT(x);
+                    dst[x * inner] = fv < 0 || fv > cap ? UINT16_MAX : (uint16_t)fv;
                 }
-                continue;
-            }
-            if (!c->final) {
+            } else if (!c->final) {
                 uint32_t *dst = buf + base + j;
-                if (k < 0) {
-                    for (int64_t x = 0; x < n; x++) dst[x * inner] = UINT32_MAX;
-                    continue;
-                }
                 for (int64_t x = 0; x < n; x++) {
-                    while (jj < k && h[jj + 1] - h[jj] <= 2 * x * (v[jj + 1] - v[jj])) jj++;
-                    int64_t d = x - v[jj];
-                    int64_t fv = h[jj] - v[jj] * v[jj] + d * d;
-                    dst[x * inner] = fv > cap ? UINT32_MAX : (uint32_t)fv;
+                    int64_t fv = ENVELOPE_AT(x);
+                    dst[x * inner] = fv < 0 || fv > cap ? UINT32_MAX : (uint32_t)fv;
                 }
-                continue;
-            }
-            for (int64_t x = 0; x < n; x++) {
-                double f;
-                if (k < 0) {
-                    f = INFINITY;
-                } else {
-                    while (jj < k && h[jj + 1] - h[jj] <= 2 * x * (v[jj + 1] - v[jj])) jj++;
-                    int64_t d = x - v[jj];
-                    int64_t fv = h[jj] - v[jj] * v[jj] + d * d;
-                    f = fv > cap ? INFINITY : (double)fv;
+            } else {
+                for (int64_t x = 0; x < n; x++) {
+                    int64_t fv = ENVELOPE_AT(x);
+                    emit(p, base + x * inner + j, fv < 0 || fv > cap ? INFINITY : (double)fv);
                 }
-                if (c->final) emit(p, base + x * inner + j, f);
-                else buf[base + x * inner + j] = f == INFINITY ? UINT32_MAX : (uint32_t)f;
             }
+#undef ENVELOPE_AT
         }
     }
     return VOXA_OK;

@@ -54,29 +54,25 @@ COPY_ROW(2)
 COPY_ROW(4)
 COPY_ROW(8)
 
+/* One element-wise combination (a = OP(a, b)) of a volume row with a patch
+ * row, for one dtype. */
+#define COMBINE_ROW(FN, T, OP)                                                  \
+    static void FN(char *v, const char *p, int64_t n, int64_t vs, int64_t ps,  \
+                   double *sum, uint32_t *cnt) {                               \
+        for (int64_t i = 0; i < n; i++) {                                      \
+            T a, b;                                                            \
+            memcpy(&a, v + i * vs, sizeof a);                                  \
+            memcpy(&b, p + i * ps, sizeof b);                                  \
+            a = OP(a, b);                                                      \
+            memcpy(v + i * vs, &a, sizeof a);                                  \
+        }                                                                      \
+    }
+
 /* add / max / mean-accumulate for one dtype. ADD(a, b) and MAX(a, b) are
  * expressions of T. */
 #define TYPED_ROWS(NAME, T, ADD, MAX)                                          \
-    static void add_row_##NAME(char *v, const char *p, int64_t n, int64_t vs,  \
-                               int64_t ps, double *sum, uint32_t *cnt) {       \
-        for (int64_t i = 0; i < n; i++) {                                      \
-            T a, b;                                                            \
-            memcpy(&a, v + i * vs, sizeof a);                                  \
-            memcpy(&b, p + i * ps, sizeof b);                                  \
-            a = ADD(a, b);                                                     \
-            memcpy(v + i * vs, &a, sizeof a);                                  \
-        }                                                                      \
-    }                                                                          \
-    static void max_row_##NAME(char *v, const char *p, int64_t n, int64_t vs,  \
-                               int64_t ps, double *sum, uint32_t *cnt) {       \
-        for (int64_t i = 0; i < n; i++) {                                      \
-            T a, b;                                                            \
-            memcpy(&a, v + i * vs, sizeof a);                                  \
-            memcpy(&b, p + i * ps, sizeof b);                                  \
-            a = MAX(a, b);                                                     \
-            memcpy(v + i * vs, &a, sizeof a);                                  \
-        }                                                                      \
-    }                                                                          \
+    COMBINE_ROW(add_row_##NAME, T, ADD)                                        \
+    COMBINE_ROW(max_row_##NAME, T, MAX)                                        \
     static void acc_row_##NAME(char *v, const char *p, int64_t n, int64_t vs,  \
                                int64_t ps, double *sum, uint32_t *cnt) {       \
         for (int64_t i = 0; i < n; i++) {                                      \

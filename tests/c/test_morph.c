@@ -59,6 +59,19 @@ static void run_case(voxa_morph_element se, const int64_t *sh) {
     voxa_array_view(&inplace, w, VOXA_BOOL, 3, sh);
     CHECK_OK(voxa_morph(VOXA_MORPH_OPEN, &inplace, &inplace, &p));
     CHECK(!memcmp(o, w, (size_t)n));
+    /* the named entry points: open = dilate(erode(a)), close = erode(dilate(a)) */
+    voxa_status (*const named[4])(const voxa_array *, voxa_array *, const voxa_morph_params *) = {
+        voxa_morph_dilate, voxa_morph_erode, voxa_morph_open, voxa_morph_close};
+    for (int k = 0; k < 4; k++) {
+        CHECK_OK(named[k](&in, &out, &p));
+        int first = k == 0 || k == 3; /* dilate first? */
+        brute(a, sh, fa.data, fa.shape, first, 0, w);
+        if (k >= 2) {
+            memcpy(w2, w, (size_t)n);
+            brute(w2, sh, fa.data, fa.shape, !first, 0, w);
+        }
+        CHECK(!memcmp(o, w, (size_t)n));
+    }
     voxa_array_free(&fa);
     free(a); free(o); free(w); free(w2);
 }

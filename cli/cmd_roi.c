@@ -31,25 +31,6 @@ const char voxa_cmd_roi_help[] =
     "  OUT         output array file (.npy; .tif for 3-D results)\n"
     ;
 
-/* Element (i, j) of a 2-D numeric array as a double. */
-static double element(const voxa_array *a, int64_t i, int64_t j) {
-    const char *p = (const char *)a->data + i * a->strides[0] + j * a->strides[1];
-#define AS(T) do { T v_; memcpy(&v_, p, sizeof v_); return (double)v_; } while (0)
-    switch (a->dtype) {
-    case VOXA_BOOL: case VOXA_U8: AS(uint8_t);
-    case VOXA_I8: AS(int8_t);
-    case VOXA_U16: AS(uint16_t);
-    case VOXA_I16: AS(int16_t);
-    case VOXA_U32: AS(uint32_t);
-    case VOXA_I32: AS(int32_t);
-    case VOXA_U64: AS(uint64_t);
-    case VOXA_I64: AS(int64_t);
-    case VOXA_F32: AS(float);
-    default: AS(double);
-    }
-#undef AS
-}
-
 /* Pick the coordinate columns of a table; k_want 0 infers k. */
 static int table_columns(const char *cmd, const char *path, const voxa_table *t, int k_want,
                          int *cols, int *k) {
@@ -134,7 +115,7 @@ int roi_cli_load_coords(const char *cmd, const char *path, int k_want, int cente
             vals = malloc((size_t)(*n * *k + 1) * sizeof *vals);
             if (!vals) rc = cli_error(cmd, CLI_FAIL, "out of memory reading %s", path);
             for (int64_t i = 0; vals && i < *n; i++)
-                for (int d = 0; d < *k; d++) vals[i * *k + d] = element(&a, i, d);
+                for (int d = 0; d < *k; d++) vals[i * *k + d] = voxa_array_get(&a, (const int64_t[2]){i, d});
         }
         voxa_array_free(&a);
     }

@@ -99,6 +99,10 @@ VOXA_API void voxa_array_free(voxa_array *a);
 VOXA_API int64_t voxa_array_size(const voxa_array *a);
 /** Non-zero if the view is C-contiguous. */
 VOXA_API int voxa_array_is_c_contiguous(const voxa_array *a);
+/** Element at the multi-index `idx` (ndim entries, unchecked) as a double:
+ *  exact for floats and for integers up to 2^53. For small arrays and
+ *  scalars (tables, footprints, PSF checks), not for per-voxel loops. */
+VOXA_API double voxa_array_get(const voxa_array *a, const int64_t *idx);
 /** Check ndim/shape/dtype sanity; `name` labels the argument in messages. */
 VOXA_API voxa_status voxa_array_check(const voxa_array *a, const char *name);
 

@@ -6,6 +6,7 @@
 
 #include <sys/mman.h>
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,6 +133,30 @@ voxa_status voxa_array_check(const voxa_array *a, const char *name) {
     VOXA_FAIL_IF(!a->data && voxa_array_size(a) > 0, VOXA_EINVAL,
                  "%s: data is NULL", name);
     return VOXA_OK;
+}
+
+double voxa_array_get(const voxa_array *a, const int64_t *idx) {
+    const char *p = (const char *)a->data + voxa__offset(a, idx);
+#define GET(T)                                                                 \
+    do {                                                                       \
+        T v_;                                                                  \
+        memcpy(&v_, p, sizeof v_); /* views may be unaligned */                \
+        return (double)v_;                                                     \
+    } while (0)
+    switch (a->dtype) {
+    case VOXA_BOOL: case VOXA_U8: GET(uint8_t);
+    case VOXA_I8: GET(int8_t);
+    case VOXA_U16: GET(uint16_t);
+    case VOXA_I16: GET(int16_t);
+    case VOXA_U32: GET(uint32_t);
+    case VOXA_I32: GET(int32_t);
+    case VOXA_U64: GET(uint64_t);
+    case VOXA_I64: GET(int64_t);
+    case VOXA_F32: GET(float);
+    case VOXA_F64: GET(double);
+    default: return NAN;
+    }
+#undef GET
 }
 
 bool voxa__same_shape(const voxa_array *a, const voxa_array *b) {

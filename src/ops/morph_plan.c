@@ -227,21 +227,7 @@ static voxa_status footprint_bytes(const voxa_array *f, int nd, uint8_t **out) {
     VOXA_FAIL_IF(!b, VOXA_ENOMEM, "morph: cannot allocate the footprint");
     int64_t idx[VOXA_MAXDIM] = {0}, ones = 0;
     for (int64_t i = 0; i < n; i++) {
-        const char *s = (const char *)f->data + voxa__offset(f, idx);
-        double v = 0;
-        switch (f->dtype) {
-        case VOXA_BOOL: case VOXA_U8: v = *(const uint8_t *)s; break;
-        case VOXA_I8: v = *(const int8_t *)s; break;
-        case VOXA_U16: { uint16_t t; memcpy(&t, s, 2); v = t; } break;
-        case VOXA_I16: { int16_t t; memcpy(&t, s, 2); v = t; } break;
-        case VOXA_U32: { uint32_t t; memcpy(&t, s, 4); v = t; } break;
-        case VOXA_I32: { int32_t t; memcpy(&t, s, 4); v = t; } break;
-        case VOXA_U64: { uint64_t t; memcpy(&t, s, 8); v = t > 1 ? 2 : (double)t; } break;
-        case VOXA_I64: { int64_t t; memcpy(&t, s, 8); v = t > 1 || t < 0 ? 2 : (double)t; } break;
-        case VOXA_F32: { float t; memcpy(&t, s, 4); v = t; } break;
-        case VOXA_F64: memcpy(&v, s, 8); break;
-        default: break;
-        }
+        double v = voxa_array_get(f, idx);
         if (v != 0 && v != 1) {
             voxa__free(b);
             return voxa__error(VOXA_EINVAL,

@@ -88,25 +88,12 @@ voxa_status voxa__deconv_load_f32(const voxa_array *in, float *dst, const char *
 
 /* Value of element `i` (C order) of a small array as double. */
 static double value_at(const voxa_array *a, int64_t i) {
-    int64_t off = 0;
+    int64_t idx[VOXA_MAXDIM];
     for (int d = a->ndim - 1; d >= 0; d--) {
-        off += (i % a->shape[d]) * a->strides[d];
+        idx[d] = i % a->shape[d];
         i /= a->shape[d];
     }
-    const char *p = (const char *)a->data + off;
-    switch (a->dtype) {
-    case VOXA_BOOL: case VOXA_U8: return *(const uint8_t *)p;
-    case VOXA_I8: return *(const int8_t *)p;
-    case VOXA_U16: return *(const uint16_t *)p;
-    case VOXA_I16: return *(const int16_t *)p;
-    case VOXA_U32: return *(const uint32_t *)p;
-    case VOXA_I32: return *(const int32_t *)p;
-    case VOXA_U64: return (double)*(const uint64_t *)p;
-    case VOXA_I64: return (double)*(const int64_t *)p;
-    case VOXA_F32: return *(const float *)p;
-    case VOXA_F64: return *(const double *)p;
-    default: return NAN;
-    }
+    return voxa_array_get(a, idx);
 }
 
 voxa_status voxa_psf_check(const voxa_array *psf, double *sum) {

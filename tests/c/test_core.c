@@ -52,6 +52,36 @@ static void test_arrays(void) {
     voxa_array_free(&a);
 }
 
+static void test_array_get(void) {
+    /* every dtype, through a strided (transposed) view */
+    for (int t = 0; t < VOXA_NDTYPES; t++) {
+        voxa_array a;
+        int64_t shape[2] = {2, 3};
+        CHECK_OK(voxa_array_new(&a, (voxa_dtype)t, 2, shape));
+        size_t es = voxa_dtype_size((voxa_dtype)t);
+        unsigned char *p = a.data;
+        /* element (1, 2) = 1 (bool) or 7 (others), written as raw bytes */
+        double want = t == VOXA_BOOL ? 1 : 7;
+        switch ((voxa_dtype)t) {
+        case VOXA_F32: { float v = 7; memcpy(p + 5 * es, &v, es); } break;
+        case VOXA_F64: { double v = 7; memcpy(p + 5 * es, &v, es); } break;
+        default: p[5 * es] = (unsigned char)want; break; /* little-endian low byte */
+        }
+        voxa_array tr = a;
+        tr.owner = NULL;
+        tr.shape[0] = 3, tr.shape[1] = 2;
+        tr.strides[0] = a.strides[1], tr.strides[1] = a.strides[0];
+        CHECK(voxa_array_get(&a, (const int64_t[2]){1, 2}) == want);
+        CHECK(voxa_array_get(&tr, (const int64_t[2]){2, 1}) == want);
+        CHECK(voxa_array_get(&tr, (const int64_t[2]){0, 0}) == 0);
+        voxa_array_free(&a);
+    }
+    int8_t neg = -5;
+    voxa_array s;
+    CHECK_OK(voxa_array_view(&s, &neg, VOXA_I8, 0, NULL));
+    CHECK(voxa_array_get(&s, NULL) == -5);
+}
+
 typedef struct { int64_t *hits; int64_t fail_at; } loop_ctx;
 
 static voxa_status mark(int64_t lo, int64_t hi, int tid, void *p) {
@@ -109,6 +139,7 @@ static void test_status(void) {
 int main(void) {
     RUN(test_dtypes);
     RUN(test_arrays);
+    RUN(test_array_get);
     RUN(test_parallel);
     RUN(test_progress);
     RUN(test_status);

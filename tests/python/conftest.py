@@ -4,14 +4,14 @@ import subprocess
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# The CLI under test (`make test-python` sets VOXA_CLI; default: the build's).
+CLI = os.environ.get("VOXA_CLI", os.path.join(ROOT, "build", "voxa"))
 
 
 @pytest.fixture
 def cli():
     """Run the voxa CLI: cli(*args) -> CompletedProcess (text)."""
-    exe = os.environ.get("VOXA_CLI", os.path.join(ROOT, "build", "voxa"))
-
     def run(*args, **kw):
-        return subprocess.run([exe, *map(str, args)], capture_output=True, text=True, **kw)
+        return subprocess.run([CLI, *map(str, args)], capture_output=True, text=True, **kw)
 
     return run

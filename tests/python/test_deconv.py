@@ -14,7 +14,7 @@ from skimage import restoration
 import voxa
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-CLI = os.environ.get("VOXA_CLI", os.path.join(ROOT, "build", "voxa"))
+from conftest import CLI  # noqa: E402
 
 
 def rel_err(a, b):

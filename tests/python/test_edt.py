@@ -1,11 +1,10 @@
 """voxa.distance_transform_edt / _cdt against scipy.ndimage, voxel for voxel."""
-import os
 import subprocess
 
 import numpy as np
 import pytest
 import scipy.ndimage as ndi
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
 from hypothesis.extra import numpy as hnp
 
 import voxa
@@ -142,10 +141,9 @@ def test_edt_bad_inputs():
         voxa.distance_transform_cdt(a, return_indices=True)
 
 
-CLI = os.environ.get("VOXA_CLI")
+from conftest import CLI  # noqa: E402
 
 
-@pytest.mark.skipif(not CLI, reason="VOXA_CLI not set")
 def test_cli_edt(tmp_path):
     a = rand((6, 7, 8), 0.8, seed=4)
     np.save(tmp_path / "in.npy", a)

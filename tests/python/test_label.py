@@ -2,7 +2,6 @@
 voxel for voxel, for every connectivity, ndim 1-4 (and up to 8), densities
 0..1, adversarial masks, every output dtype, memory orders, strided views,
 custom structures and thread counts; plus bad input and the CLI."""
-import itertools
 import os
 import subprocess
 
@@ -14,7 +13,7 @@ from hypothesis import given, settings, strategies as st, HealthCheck
 import voxa
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-CLI = os.environ.get("VOXA_CLI", os.path.join(ROOT, "build", "voxa"))
+from conftest import CLI  # noqa: E402
 THREADS = (1, 2, 3)
 
 
@@ -87,9 +86,6 @@ def test_high_rank(ndim):
 
 def spiral(n):
     a = np.zeros((n, n), bool)
-    y = x = 0
-    dy, dx = 0, 1
-    lo, hi = 0, n - 1
     a[0, :] = True
     # a square spiral of one-voxel walls with one-voxel gaps
     top, left, bottom, right = 0, 0, n - 1, n - 1

@@ -1,6 +1,5 @@
 """voxa.binary_* against scipy.ndimage.binary_*, voxel for voxel, for every
 element kind, border value and iteration count."""
-import os
 import subprocess
 
 import numpy as np
@@ -271,10 +270,9 @@ def test_bad_inputs():
         voxa.binary_dilation(a, mask=a)
 
 
-CLI = os.environ.get("VOXA_CLI")
+from conftest import CLI  # noqa: E402
 
 
-@pytest.mark.skipif(not CLI, reason="VOXA_CLI not set")
 def test_cli_morph(tmp_path):
     a = blobs((9, 10, 11), seed=9)
     np.save(tmp_path / "in.npy", a)

@@ -1,7 +1,6 @@
 """Parity of voxa.extract_patches / paste_patches with NumPy slicing, np.pad
 and a Python loop over the rows, for every mode, op, dtype, 2D/3D/4D, borders,
 strided views and thread counts; and the errors."""
-import os
 import subprocess
 
 import numpy as np
@@ -425,18 +424,15 @@ def test_paste_errors():
 
 # ---- CLI ------------------------------------------------------------------------
 
-CLI = os.environ.get("VOXA_CLI", os.path.join(os.path.dirname(__file__), "..", "..",
-                                              "build", "voxa"))
+from conftest import CLI  # noqa: E402
 
 
 def run(*args):
     return subprocess.run([CLI, *map(str, args)], capture_output=True, text=True)
 
 
-needs_cli = pytest.mark.skipif(not os.path.exists(CLI), reason="CLI not built")
 
 
-@needs_cli
 def test_cli_roi_npy(tmp_path):
     rng = np.random.default_rng(8)
     img = rand((30, 40), np.uint16, rng)
@@ -467,7 +463,6 @@ def test_cli_roi_npy(tmp_path):
        ref_paste(np.zeros((30, 40), np.uint16), p, coords, mode="crop"))
 
 
-@needs_cli
 def test_cli_errors(tmp_path):
     img = np.zeros((10, 10), np.uint8)
     np.save(tmp_path / "img.npy", img)
@@ -493,7 +488,6 @@ def test_cli_errors(tmp_path):
     assert r.returncode == 2  # neither --volume nor --shape
 
 
-@needs_cli
 def test_cli_roi_csv(tmp_path):
     rng = np.random.default_rng(9)
     img = rand((12, 30, 40), np.uint8, rng)

@@ -5,6 +5,7 @@ import os
 import numpy as np
 
 from . import _voxa
+from ._arrays import native
 
 _TIFF_EXT = (".tif", ".tiff")
 
@@ -33,9 +34,7 @@ def imwrite(path, array, compression=None, level=None, bigtiff=None):
     2D array is one page, a 3D array one page per index of axis 0; bool is
     written as uint8."""
     path = os.fspath(path)
-    a = np.asarray(array)
-    if a.dtype.byteorder == ">":
-        a = a.astype(a.dtype.newbyteorder("="))
+    a = native(np.asarray(array))
     is_tiff = str(path).lower().endswith(_TIFF_EXT)
     if not is_tiff:
         if compression not in (None, "none") or level is not None or bigtiff is not None:

@@ -20,6 +20,7 @@ import os
 import numpy as np
 
 from . import _voxa
+from ._arrays import native
 
 _BOUNDARIES = ("free", "periodic", "zero")
 
@@ -32,9 +33,7 @@ def _real_array(a, name):
         raise TypeError(f"{name}: dtype {a.dtype} not supported (integers or floats)")
     if a.dtype.kind == "f" and a.dtype.itemsize not in (4, 8):
         a = a.astype(np.float32)
-    if a.dtype.byteorder == ">":
-        a = a.astype(a.dtype.newbyteorder("="))
-    return a
+    return native(a)
 
 
 def richardson_lucy(image, psf, num_iter=20, boundary="free", clip=False,

@@ -14,16 +14,11 @@ rounded half to even (np.rint) before ``corner = centre - size // 2``.
 import numpy as np
 
 from . import _voxa
+from ._arrays import native
 
 _MODES = ("error", "clip", "constant", "nearest", "reflect")
 _PASTE_MODES = ("error", "clip", "crop")
 _OPS = ("overwrite", "add", "max", "mean")
-
-
-def _native(a):
-    if a.dtype.byteorder == ">":
-        return a.astype(a.dtype.newbyteorder("="))
-    return a
 
 
 def _coords_array(coords, k):
@@ -141,7 +136,7 @@ def extract_patches(image, coords, size, centered=False, mode="error", cval=0, o
               and the image's dtype to fill.
     Returns the (N, *size, *image.shape[k:]) array.
     """
-    img = _native(np.asarray(image))
+    img = native(np.asarray(image))
     size = _sizes(size, coords)
     k = len(size)
     if k > img.ndim:
@@ -210,7 +205,7 @@ def paste_patches(volume, patches, coords, centered=False, op="overwrite", mode=
             raise TypeError(f"patches: cannot cast {pat.dtype} to the volume's "
                             f"{volume.dtype} (same_kind)")
         pat = pat.astype(volume.dtype)
-    pat = _native(pat)
+    pat = native(pat)
     size = tuple(pat.shape[1:1 + k])
     c = _int_coords(coords, k, centered)
     if c.shape[0] != pat.shape[0]:

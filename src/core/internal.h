@@ -88,4 +88,21 @@ voxa_status voxa__contiguous_copy(const voxa_array *in, voxa_array *out);
 /* Write a shape as "(a, b, c)" into buf. */
 const char *voxa__shape_str(const voxa_array *a, char *buf, size_t n);
 
+/* Grain for voxa__parallel_for when one item covers `voxels` voxels: blocks
+ * of at least ~256k voxels, so small volumes run on one thread (waking
+ * threads costs more than the work, and far more on a busy machine). */
+static inline int64_t voxa__grain(int64_t voxels) {
+    int64_t g = ((int64_t)1 << 18) / (voxels > 0 ? voxels : 1);
+    return g > 0 ? g : 1;
+}
+
+/* ---- binary views ------------------------------------------------------- */
+
+/* A C-contiguous byte view of `in` where non-zero = true: `in` itself when it
+ * is a C-contiguous bool/u8/i8 array, else a 0/1 copy in *owned (free it). */
+voxa_status voxa__binary_view(const voxa_array *in, const uint8_t **data, uint8_t **owned);
+
+/* Copy C-contiguous data of dst's dtype and shape into the (strided) view. */
+void voxa__copy_into(const void *src, voxa_array *dst);
+
 #endif

@@ -31,7 +31,7 @@
  * work buffer ~|box| floats + H ~|box| floats (+1 for a second H in zero mode
  * with an even PSF extent, +|box| floats of weights in free mode). */
 #include "deconv_internal.h"
-#include "../io/atomic.h"
+#include "io/atomic.h"
 
 #include <errno.h>
 #include <math.h>

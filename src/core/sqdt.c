@@ -34,7 +34,7 @@
  * order axis 0 (two elementwise scans over contiguous rows, vectorised),
  * axes 1..nd-2 (envelopes), last axis (intervals on contiguous rows), and
  * values are stored as uint16 when T < 65535 (2 bytes/voxel). */
-#include "morph_internal.h"
+#include "sqdt.h"
 
 #include <math.h>
 #include <string.h>

@@ -2,7 +2,7 @@
  * semantics, running the exact algorithm the element's plan names
  * (morph_plan.c builds and recognises plans):
  *   ball      squared EDT to the foreground <= thr (dilation), squared EDT
- *             to the background > thr (erosion), edt_core.c
+ *             to the background > thr (erosion), src/core/sqdt.c
  *   diamond   the same with the city-block distance, morph_box.c
  *   box       separable binary interval filter, morph_box.c
  *   footprint run decomposition, morph_general.c

@@ -1,0 +1,46 @@
+/* The exact squared-distance core shared by the distance family (EDT) and
+ * the morph family (ball elements). Not installed. */
+#ifndef VOXA_SQDT_H
+#define VOXA_SQDT_H
+
+#include "internal.h"
+
+#include <stdint.h>
+
+/* ---- squared Euclidean distance to a set of "target" voxels -------------- */
+
+typedef enum voxa__sqdt_mode {
+    VOXA__SQDT_THRESHOLD, /* out u8: (d2 <= thr) ^ invert */
+    VOXA__SQDT_F64,       /* out f64: sqrt(d2) */
+    VOXA__SQDT_F32,       /* out f32: sqrt(d2) */
+    VOXA__SQDT_F64_SQ,    /* out f64: d2 */
+    VOXA__SQDT_U32_SQ     /* out u32: d2 (unit spacing only; EOVERFLOW if it
+                             may not fit) */
+} voxa__sqdt_mode;
+
+typedef struct voxa__sqdt {
+    int ndim;
+    int64_t shape[VOXA_MAXDIM];
+    const uint8_t *src;     /* C-contiguous, 0 / non-zero */
+    int target;             /* distances TO voxels with (src != 0) == target */
+    int border;             /* 1: every voxel outside the volume is a target */
+    const double *spacing;  /* ndim values > 0, or NULL for unit spacing */
+    voxa__sqdt_mode mode;
+    void *out;              /* C-contiguous, same shape; may alias src (u8) */
+    double thr;             /* threshold mode */
+    int invert;             /* threshold mode */
+    const voxa_progress *progress;
+    void *scratch;          /* optional: voxa__sqdt_scratch_bytes(p) bytes,
+                               reused across calls instead of allocating */
+} voxa__sqdt;
+
+/* Bytes of intermediate storage voxa__sqdt_run needs for p (0: none). */
+size_t voxa__sqdt_scratch_bytes(const voxa__sqdt *p);
+
+/* Exact separable squared distance transform (Felzenszwalb-Huttenlocher
+ * lower envelope per axis). A voxel with no target anywhere gets +inf
+ * (UINT32_MAX for u32). Temporary memory: 4 bytes/voxel (unit spacing) or 8
+ * (other spacing), none when the output is f64. */
+voxa_status voxa__sqdt_run(const voxa__sqdt *p);
+
+#endif

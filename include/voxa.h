@@ -5,6 +5,7 @@
 
 #include "voxa/core.h"
 #include "voxa/io.h"
+#include "voxa/op.h" /* op descriptors and the registry */
 /* op families, one header each */
 #include "voxa/balls.h"
 #include "voxa/deconv.h"

@@ -205,3 +205,28 @@ voxa_status voxa__contiguous_copy(const voxa_array *in, voxa_array *out) {
     }
     return VOXA_OK;
 }
+
+/* Row by row along the last axis, memcpy when both rows are contiguous. */
+voxa_status voxa__copy_view(const voxa_array *src, voxa_array *dst) {
+    VOXA_FAIL_IF(src->dtype != dst->dtype || !voxa__same_shape(src, dst), VOXA_EINVAL,
+                 "copy: views differ in dtype or shape");
+    int64_t n = voxa_array_size(src);
+    if (n == 0) return VOXA_OK;
+    size_t es = voxa_dtype_size(src->dtype);
+    int last = src->ndim - 1;
+    int64_t row = src->ndim ? src->shape[last] : 1;
+    int64_t ss = src->ndim ? src->strides[last] : 0, ds = dst->ndim ? dst->strides[last] : 0;
+    int64_t idx[VOXA_MAXDIM] = {0};
+    for (int64_t r = 0; r < n / row; r++) {
+        const char *s = (const char *)src->data + voxa__offset(src, idx);
+        char *d = (char *)dst->data + voxa__offset(dst, idx);
+        if (ss == (int64_t)es && ds == (int64_t)es) memmove(d, s, (size_t)row * es);
+        else
+            for (int64_t i = 0; i < row; i++) memmove(d + i * ds, s + i * ss, es);
+        for (int k = last - 1; k >= 0; k--) {
+            if (++idx[k] < src->shape[k]) break;
+            idx[k] = 0;
+        }
+    }
+    return VOXA_OK;
+}

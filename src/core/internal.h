@@ -85,6 +85,9 @@ bool voxa__same_shape(const voxa_array *a, const voxa_array *b);
  * same dtype (used by fast paths that need contiguity). */
 voxa_status voxa__contiguous_copy(const voxa_array *in, voxa_array *out);
 
+/* Copy one view into another of the same dtype and shape (any strides). */
+voxa_status voxa__copy_view(const voxa_array *src, voxa_array *dst);
+
 /* Write a shape as "(a, b, c)" into buf. */
 const char *voxa__shape_str(const voxa_array *a, char *buf, size_t n);
 

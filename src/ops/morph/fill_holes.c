@@ -22,7 +22,8 @@
  *
  * The search follows the offsets backwards (x reaches y when y = x + d), so
  * structures that are not centrosymmetric, of any size, with any origin give
- * scipy's voxels too. The result is the least fixed point, unique, so it does
+ * scipy's voxels too. A step with |d_a| >= n_a leaves the volume from every
+ * voxel: then all background is reached and the padding stays small. The result is the least fixed point, unique, so it does
  * not depend on visiting order or thread count. The flood itself is serial
  * (a queue); padding and writing, the passes that touch every voxel of any
  * dtype and strides, run in parallel.
@@ -38,6 +39,11 @@
 
 enum { FG = 0, BG = 1, OUT = 2 };
 
+/* |origin| bound: keeps every offset far from int64 overflow. scipy accepts
+ * origins beyond the structure (up to about 1.5 x its size) and shifts by
+ * them; so does this. */
+#define VOXA_FILL_MAX_ORIGIN ((int64_t)1 << 30)
+
 typedef struct fill {
     int nd;
     int64_t n[VOXA_MAXDIM];   /* input shape */
@@ -50,6 +56,7 @@ typedef struct fill {
     int64_t nd_off;           /* number of offsets */
     int64_t *off;             /* linear padded offsets d */
     int64_t (*dv)[VOXA_MAXDIM]; /* the offsets per axis */
+    uint8_t thr;              /* out = state < thr: 2, or 1 when every voxel sees out */
 } fill;
 
 /* Padded row `row` -> leading padded coordinates; returns 1 when the row lies
@@ -106,7 +113,7 @@ static voxa_status pad_rows(int64_t begin, int64_t end, int tid, void *ctx) {
 
 #define WRITE_ROW(T)                                                           \
     for (int64_t i = 0; i < n; i++) {                                          \
-        T v_ = (T)(src[i] != OUT);                                             \
+        T v_ = (T)(src[i] < f->thr);                                             \
         memcpy(p + i * s, &v_, sizeof v_);                                     \
     }                                                                          \
     break;
@@ -228,7 +235,10 @@ static voxa_status offsets(fill *f, const voxa_array *se, int connectivity,
             d[a] = shape[a] / 2 + (origin ? origin[a] : 0) - j[a];
             zero &= d[a] == 0;
         }
-        if (on && !zero) f->nd_off++;
+        int within = 1; /* a step of n_a or more leaves the volume from anywhere */
+        for (int a = 0; a < nd; a++) within &= (d[a] < 0 ? -d[a] : d[a]) < f->n[a];
+        if (on && !zero && !within) f->thr = 1;
+        if (on && !zero && within) f->nd_off++;
         for (int a = nd - 1; a >= 0; a--) {
             if (++j[a] < shape[a]) break;
             j[a] = 0;
@@ -265,12 +275,11 @@ static voxa_status check(const voxa_array *in, const voxa_array *se, int connect
                      "connectivity: %d is out of range 1..%d for the %d-D input", connectivity,
                      in->ndim, in->ndim);
     }
-    for (int a = 0; origin && a < in->ndim; a++) {
-        int64_t s = se ? se->shape[a] : 3, lo = -(s / 2), hi = (s - 1) / 2;
-        VOXA_FAIL_IF(origin[a] < lo || origin[a] > hi, VOXA_EINVAL, "origin: %lld on axis %d "
-                     "is out of range %lld..%lld for a structure of size %lld",
-                     (long long)origin[a], a, (long long)lo, (long long)hi, (long long)s);
-    }
+    for (int a = 0; origin && a < in->ndim; a++)
+        VOXA_FAIL_IF(origin[a] < -VOXA_FILL_MAX_ORIGIN || origin[a] > VOXA_FILL_MAX_ORIGIN,
+                     VOXA_EINVAL, "origin: %lld on axis %d is out of range -%lld..%lld",
+                     (long long)origin[a], a, (long long)VOXA_FILL_MAX_ORIGIN,
+                     (long long)VOXA_FILL_MAX_ORIGIN);
     return VOXA_OK;
 }
 
@@ -283,6 +292,7 @@ voxa_status voxa_fill_holes(const voxa_array *in, const voxa_array *structure, i
     f.nd = in->ndim;
     f.in = in;
     f.out = out;
+    f.thr = OUT;
     if (voxa_array_size(in) == 0) return VOXA_OK;
     for (int a = 0; a < f.nd; a++) f.n[a] = in->shape[a];
     st = offsets(&f, structure, connectivity, origin);
@@ -305,7 +315,7 @@ voxa_status voxa_fill_holes(const voxa_array *in, const voxa_array *structure, i
     const int64_t pn = f.n[f.nd - 1] + 2 * f.r[f.nd - 1];
     st = voxa__parallel_for(f.nrows, voxa__grain(pn), pad_rows, &f);
     if (st != VOXA_OK) goto done;
-    st = flood(&f);
+    if (f.thr == OUT) st = flood(&f);
     if (st != VOXA_OK) goto done;
     st = voxa__parallel_for(f.nrows, voxa__grain(pn), write_rows, &f);
 done:

@@ -18,7 +18,7 @@ static const voxa_param params[NPARAMS] = {
                    "S.npy"},
     [ORIGIN] = {"origin", VOXA_PARAM_INTS, NULL,
                 "shift of the structure's centre per axis (scipy's origin), one value for all "
-                "axes or one per axis", NULL, -1e9, 1e9, VOXA_PARAM_PER_AXIS, NULL, "O"},
+                "axes or one per axis", NULL, -1073741824, 1073741824, VOXA_PARAM_PER_AXIS, NULL, "O"},
 };
 
 static voxa_status origin_of(const voxa_args *a, int ndim, int64_t *o) {
@@ -40,14 +40,6 @@ static voxa_status check(const voxa_args *a, const voxa_array *in) {
         VOXA_FAIL_IF(s->ndim != in->ndim, VOXA_EINVAL, "structure: %d dimensions, the input has "
                      "%d (they must have equal rank)", s->ndim, in->ndim);
         VOXA_FAIL_IF(voxa_array_size(s) < 1, VOXA_EINVAL, "structure: must not be empty");
-    }
-    int64_t o[VOXA_MAXDIM];
-    origin_of(a, in->ndim, o);
-    for (int d = 0; d < in->ndim; d++) {
-        int64_t n = s ? s->shape[d] : 3, lo = -(n / 2), hi = (n - 1) / 2;
-        VOXA_FAIL_IF(o[d] < lo || o[d] > hi, VOXA_EINVAL, "origin: %lld on axis %d is out of "
-                     "range %lld..%lld for a structure of size %lld", (long long)o[d], d,
-                     (long long)lo, (long long)hi, (long long)n);
     }
     return VOXA_OK;
 }

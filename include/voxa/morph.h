@@ -114,9 +114,8 @@ VOXA_API voxa_status voxa_morph_halo(const voxa_morph_element *se, int ndim, vox
  *             true element j, c = shape // 2).
  *  connectivity: used when structure is NULL: 1..ndim, meaning
  *             generate_binary_structure(ndim, connectivity).
- *  origin:    NULL (zeros) or ndim shifts of the structure, each within
- *             -2^30..2^30 (scipy's range, -(s/2)..(s-1)/2 for size s, or
- *             beyond it as scipy accepts).
+ *  origin:    NULL (zeros) or ndim shifts, each in -(s/2)..(s-1)/2 for a
+ *             structure of size s on that axis (3 without a structure).
  *  out:       same shape, any dtype (receives 0/1), any strides.
  *  Threads: reading and writing run on voxa_get_threads() threads, the
  *  search on one; results are identical for every count.

@@ -112,9 +112,7 @@ static void test_random(void) {
         for (int d = 0; d < nd; d++) {
             sh[d] = 1 + (int64_t)(vtest_rand(&seed) % (nd == 4 ? 5 : nd == 1 ? 40 : 11));
             ss[d] = 1 + (int64_t)(vtest_rand(&seed) % 4);
-            /* scipy's range -(s/2)..(s-1)/2, and beyond it (steps leaving the volume) */
-            int64_t lo = -(ss[d] / 2), hi = (ss[d] - 1) / 2;
-            if (it % 3 == 1) lo -= 1 + ss[d], hi += 1 + ss[d];
+            int64_t lo = -(ss[d] / 2), hi = (ss[d] - 1) / 2; /* scipy's range */
             o[d] = it % 3 == 2 ? 0 : lo + (int64_t)(vtest_rand(&seed) % (uint64_t)(hi - lo + 1));
         }
         int64_t n = shape_size(nd, sh), ns = shape_size(nd, ss);
@@ -266,7 +264,7 @@ static void test_dtypes_strides(void) {
 
 static void test_errors(void) {
     uint8_t m[12] = {0}, o[12], s[27] = {0};
-    int64_t sh[2] = {3, 4}, sh1[1] = {12}, s3[3] = {3, 3, 3}, s0[2] = {0, 3}, bad_o[2] = {(int64_t)1 << 31, 0};
+    int64_t sh[2] = {3, 4}, sh1[1] = {12}, s3[3] = {3, 3, 3}, s0[2] = {0, 3}, bad_o[2] = {2, 0};
     voxa_array in, out, o1, st, st0;
     voxa_array_view(&in, m, VOXA_U8, 2, sh);
     voxa_array_view(&out, o, VOXA_U8, 2, sh);
@@ -287,7 +285,7 @@ static void test_errors(void) {
     CHECK_MSG("connectivity: 3");
     CHECK_STATUS(voxa_fill_holes(&in, NULL, 0, NULL, &out), VOXA_EINVAL);
     CHECK_STATUS(voxa_fill_holes(&in, NULL, 1, bad_o, &out), VOXA_EINVAL);
-    CHECK_MSG("origin: 2147483648 on axis 0");
+    CHECK_MSG("origin: 2 on axis 0 is out of range -1..1");
     voxa_array z = in;
     z.ndim = 0;
     CHECK_STATUS(voxa_fill_holes(&z, NULL, 1, NULL, &z), VOXA_EINVAL);
@@ -325,13 +323,9 @@ static void test_generic(void) {
     CHECK_OK(voxa_op_run(&args, &in, &oa, NULL, NULL));
     CHECK_OK(voxa_fill_holes(&in, &sa, 1, org, &ob));
     CHECK(!memcmp(a, b, (size_t)n));
-    int64_t far[3] = {2, 2, 2};
     CHECK_OK(voxa_args_parse(&args, "origin", "2"));
-    CHECK_OK(voxa_op_run(&args, &in, &oa, NULL, NULL));
-    CHECK_OK(voxa_fill_holes(&in, &sa, 1, far, &ob));
-    CHECK(!memcmp(a, b, (size_t)n));
-    CHECK_STATUS(voxa_args_parse(&args, "origin", "2000000000"), VOXA_EINVAL);
-    CHECK_MSG("origin");
+    CHECK_STATUS(voxa_op_run(&args, &in, &oa, NULL, NULL), VOXA_EINVAL);
+    CHECK_MSG("origin: 2 on axis 0");
     voxa_args_free(&args);
     free(m);
     free(a);

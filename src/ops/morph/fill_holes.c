@@ -22,8 +22,9 @@
  *
  * The search follows the offsets backwards (x reaches y when y = x + d), so
  * structures that are not centrosymmetric, of any size, with any origin give
- * scipy's voxels too. A step with |d_a| >= n_a leaves the volume from every
- * voxel: then all background is reached and the padding stays small. The result is the least fixed point, unique, so it does
+ * scipy's voxels too. A step with |d_a| >= n_a (a structure larger than the
+ * volume) leaves it from every voxel: then all background is reached, and
+ * the padding never exceeds the volume. The result is the least fixed point, unique, so it does
  * not depend on visiting order or thread count. The flood itself is serial
  * (a queue); padding and writing, the passes that touch every voxel of any
  * dtype and strides, run in parallel.
@@ -39,10 +40,6 @@
 
 enum { FG = 0, BG = 1, OUT = 2 };
 
-/* |origin| bound: keeps every offset far from int64 overflow. scipy accepts
- * origins beyond the structure (up to about 1.5 x its size) and shifts by
- * them; so does this. */
-#define VOXA_FILL_MAX_ORIGIN ((int64_t)1 << 30)
 
 typedef struct fill {
     int nd;
@@ -275,11 +272,13 @@ static voxa_status check(const voxa_array *in, const voxa_array *se, int connect
                      "connectivity: %d is out of range 1..%d for the %d-D input", connectivity,
                      in->ndim, in->ndim);
     }
-    for (int a = 0; origin && a < in->ndim; a++)
-        VOXA_FAIL_IF(origin[a] < -VOXA_FILL_MAX_ORIGIN || origin[a] > VOXA_FILL_MAX_ORIGIN,
-                     VOXA_EINVAL, "origin: %lld on axis %d is out of range -%lld..%lld",
-                     (long long)origin[a], a, (long long)VOXA_FILL_MAX_ORIGIN,
-                     (long long)VOXA_FILL_MAX_ORIGIN);
+    /* scipy's range; beyond it scipy reads outside its buffers (it may crash) */
+    for (int a = 0; origin && a < in->ndim; a++) {
+        int64_t s = se ? se->shape[a] : 3, lo = -(s / 2), hi = (s - 1) / 2;
+        VOXA_FAIL_IF(origin[a] < lo || origin[a] > hi, VOXA_EINVAL, "origin: %lld on axis %d "
+                     "is out of range %lld..%lld for a structure of size %lld",
+                     (long long)origin[a], a, (long long)lo, (long long)hi, (long long)s);
+    }
     return VOXA_OK;
 }
 

@@ -18,7 +18,8 @@ static const voxa_param params[NPARAMS] = {
                    "S.npy"},
     [ORIGIN] = {"origin", VOXA_PARAM_INTS, NULL,
                 "shift of the structure's centre per axis (scipy's origin), one value for all "
-                "axes or one per axis", NULL, -1073741824, 1073741824, VOXA_PARAM_PER_AXIS, NULL, "O"},
+                "axes or one per axis, in -(S/2)..(S-1)/2 for a structure of size S", NULL,
+                -1e9, 1e9, VOXA_PARAM_PER_AXIS, NULL, "O"},
 };
 
 static voxa_status origin_of(const voxa_args *a, int ndim, int64_t *o) {

@@ -40,6 +40,11 @@
 
 enum { FG = 0, BG = 1, OUT = 2 };
 
+/* A step d split into its leading part (a linear offset of whole rows) and
+ * its offset along the last axis. */
+typedef struct step {
+    int64_t lead, dl;
+} step;
 
 typedef struct fill {
     int nd;
@@ -54,6 +59,10 @@ typedef struct fill {
     int64_t *off;             /* linear padded offsets d */
     int64_t (*dv)[VOXA_MAXDIM]; /* the offsets per axis */
     uint8_t thr;              /* out = state < thr: 2, or 1 when every voxel sees out */
+    step *steps;              /* the offsets sorted by (lead, dl descending) */
+    int64_t nsteps, ngroups;
+    int64_t *gstart;          /* group g: steps[gstart[g] .. gstart[g + 1]) */
+    int left, right;          /* +1 / -1 along the row is a step: runs extend */
 } fill;
 
 /* Padded row `row` -> leading padded coordinates; returns 1 when the row lies
@@ -139,31 +148,65 @@ static voxa_status write_rows(int64_t begin, int64_t end, int tid, void *ctx) {
     return VOXA_OK;
 }
 
-/* A growing ring of padded indices. */
+/* A growing ring of runs: pairs (first, last) of padded indices. */
 typedef struct ring {
     int64_t *q;
-    int64_t cap, head, len;
+    int64_t cap, head, len; /* in pairs */
 } ring;
 
-static int push(ring *q, int64_t v) {
+static int push(ring *q, int64_t a, int64_t b) {
     if (q->len == q->cap) {
-        int64_t cap = q->cap ? 2 * q->cap : ((int64_t)1 << 16);
-        int64_t *nq = voxa__malloc((size_t)cap, sizeof *nq);
+        int64_t cap = q->cap ? 2 * q->cap : ((int64_t)1 << 15);
+        int64_t *nq = voxa__malloc((size_t)cap, 2 * sizeof *nq);
         if (!nq) return -1;
-        for (int64_t i = 0; i < q->len; i++) nq[i] = q->q[(q->head + i) % q->cap];
+        for (int64_t i = 0; i < q->len; i++) {
+            int64_t j = (q->head + i) % q->cap;
+            nq[2 * i] = q->q[2 * j];
+            nq[2 * i + 1] = q->q[2 * j + 1];
+        }
         voxa__free(q->q);
         q->q = nq;
         q->cap = cap;
         q->head = 0;
     }
     int64_t t = q->head + q->len;
-    q->q[t >= q->cap ? t - q->cap : t] = v;
+    if (t >= q->cap) t -= q->cap;
+    q->q[2 * t] = a;
+    q->q[2 * t + 1] = b;
     q->len++;
     return 0;
 }
 
+/* Background voxel p is reached: mark it and the background run around it
+ * that row steps reach (left when +1 along the row is a step, right for -1),
+ * queue the run; returns its last index, or -1 when out of memory. */
+static int64_t reach(const fill *f, ring *q, int64_t p) {
+    uint8_t *s = f->st;
+    int64_t a = p, b = p;
+    s[p] = OUT;
+    if (f->left)
+        while (s[a - 1] == BG) s[--a] = OUT;
+    if (f->right)
+        while (s[b + 1] == BG) s[++b] = OUT;
+    return push(q, a, b) < 0 ? -1 : b;
+}
+
+/* Reach every background voxel of [lo, hi] (one padded row). */
+static int scan(const fill *f, ring *q, int64_t lo, int64_t hi) {
+    const uint8_t *s = f->st;
+    for (int64_t p = lo; p <= hi; p++) {
+        const uint8_t *h = memchr(s + p, BG, (size_t)(hi - p + 1));
+        if (!h) break;
+        p = reach(f, q, h - s);
+        if (p < 0) return -1;
+    }
+    return 0;
+}
+
 /* Seeds: background voxels of the shell (within r of an edge) that reach a
- * state-2 voxel in one step; then the breadth-first flood. */
+ * state-2 voxel in one step; then the flood, run by run: a run [a, b]
+ * reaches x = y - d for y in it, i.e. for the steps sharing a leading part
+ * the columns [a - dl, b - dl] of one row, merged over their dl. */
 static voxa_status flood(fill *f) {
     voxa_status st = VOXA_OK;
     ring q = {0};
@@ -180,32 +223,68 @@ static voxa_status flood(fill *f) {
         for (int64_t i = 0; i < n; i++) {
             if (!shell && i == r && n - r > r) i = n - r; /* only the ends can see out */
             if (prow[i] != BG) continue;
-            for (int64_t k = 0; k < f->nd_off; k++) {
-                if (prow[i + f->off[k]] != OUT) continue;
-                prow[i] = OUT;
-                VOXA_GOTO_IF(push(&q, base + i) < 0, VOXA_ENOMEM, "fill holes: out of memory "
-                             "for the search queue");
+            for (int64_t k = 0; k < f->nsteps; k++) {
+                if (prow[i + f->steps[k].lead + f->steps[k].dl] != OUT) continue;
+                VOXA_GOTO_IF(reach(f, &q, base + i) < 0, VOXA_ENOMEM, "fill holes: out of "
+                             "memory for the search queue");
                 break;
             }
         }
     }
-    uint8_t *s = f->st;
-    const int64_t *off = f->off, no = f->nd_off;
     while (q.len) {
-        int64_t y = q.q[q.head];
+        int64_t a = q.q[2 * q.head], b = q.q[2 * q.head + 1];
         q.head = q.head + 1 == q.cap ? 0 : q.head + 1;
         q.len--;
-        for (int64_t k = 0; k < no; k++) {
-            int64_t x = y - off[k];
-            if (s[x] != BG) continue;
-            s[x] = OUT;
-            VOXA_GOTO_IF(push(&q, x) < 0, VOXA_ENOMEM, "fill holes: out of memory for the "
-                         "search queue");
+        for (int64_t g = 0; g < f->ngroups; g++) {
+            const step *sg = f->steps + f->gstart[g];
+            const int64_t ns = f->gstart[g + 1] - f->gstart[g], lead = sg[0].lead;
+            /* dl descending: the intervals [a - dl, b - dl] start in order */
+            int64_t lo = a - lead - sg[0].dl, hi = b - lead - sg[0].dl;
+            for (int64_t k = 1; k < ns; k++) {
+                int64_t l2 = a - lead - sg[k].dl, h2 = b - lead - sg[k].dl;
+                if (l2 <= hi + 1) {
+                    hi = h2;
+                    continue;
+                }
+                VOXA_GOTO_IF(scan(f, &q, lo, hi) < 0, VOXA_ENOMEM, "fill holes: out of memory "
+                             "for the search queue");
+                lo = l2;
+                hi = h2;
+            }
+            VOXA_GOTO_IF(scan(f, &q, lo, hi) < 0, VOXA_ENOMEM, "fill holes: out of memory for "
+                         "the search queue");
         }
     }
 done:
     voxa__free(q.q);
     return st;
+}
+
+static int step_order(const void *x, const void *y) {
+    const step *a = x, *b = y;
+    if (a->lead != b->lead) return a->lead < b->lead ? -1 : 1;
+    return a->dl > b->dl ? -1 : a->dl < b->dl; /* dl descending */
+}
+
+/* Steps as (leading part, offset along the row), grouped by leading part. */
+static voxa_status group_steps(fill *f) {
+    const int last = f->nd - 1;
+    f->steps = voxa__malloc((size_t)(f->nd_off ? f->nd_off : 1), sizeof *f->steps);
+    f->gstart = voxa__malloc((size_t)f->nd_off + 1, sizeof *f->gstart);
+    VOXA_FAIL_IF(!f->steps || !f->gstart, VOXA_ENOMEM, "structure: out of memory");
+    for (int64_t k = 0; k < f->nd_off; k++) {
+        f->steps[k].dl = f->dv[k][last];
+        f->steps[k].lead = f->off[k] - f->dv[k][last];
+        f->left |= f->steps[k].lead == 0 && f->steps[k].dl == 1;
+        f->right |= f->steps[k].lead == 0 && f->steps[k].dl == -1;
+    }
+    f->nsteps = f->nd_off;
+    qsort(f->steps, (size_t)f->nsteps, sizeof *f->steps, step_order);
+    f->ngroups = 0;
+    for (int64_t k = 0; k < f->nsteps; k++)
+        if (k == 0 || f->steps[k].lead != f->steps[k - 1].lead) f->gstart[f->ngroups++] = k;
+    f->gstart[f->ngroups] = f->nsteps;
+    return VOXA_OK;
 }
 
 /* The offsets d = c + origin - j of the structure's true elements (d != 0). */
@@ -314,12 +393,15 @@ voxa_status voxa_fill_holes(const voxa_array *in, const voxa_array *structure, i
     const int64_t pn = f.n[f.nd - 1] + 2 * f.r[f.nd - 1];
     st = voxa__parallel_for(f.nrows, voxa__grain(pn), pad_rows, &f);
     if (st != VOXA_OK) goto done;
-    if (f.thr == OUT) st = flood(&f);
+    st = group_steps(&f);
+    if (st == VOXA_OK && f.thr == OUT) st = flood(&f);
     if (st != VOXA_OK) goto done;
     st = voxa__parallel_for(f.nrows, voxa__grain(pn), write_rows, &f);
 done:
     voxa__free(f.st);
     voxa__free(f.off);
     voxa__free(f.dv);
+    voxa__free(f.steps);
+    voxa__free(f.gstart);
     return st;
 }

@@ -1,10 +1,9 @@
 """Hole filling: `binary_fill_holes`, a drop-in for scipy.ndimage.binary_fill_holes.
 
 scipy fills holes by dilating an empty image inside the background, from
-the border, until nothing changes: one full pass per step of the longest
-path. voxa finds the same voxels with one breadth-first search from the
-volume's edge (linear time, any structure, origin and axes), in C with the
-GIL released. This module follows scipy's argument rules and exceptions."""
+the border, until nothing changes. voxa finds the same voxels with one
+breadth-first search from the volume's edge over runs of background voxels
+(linear time, any structure, origin and axes), in C with the GIL released. This module follows scipy's argument rules and exceptions."""
 import operator
 from collections.abc import Iterable
 
@@ -72,8 +71,8 @@ def binary_fill_holes(input, structure=None, output=None, origin=0, *, axes=None
     -------
     The filled image (bool), or None when `output` is an array.
 
-    Cost: O(voxels x structure elements), one pass; scipy's grows with the
-    longest path to the border. Identical results for every thread count.
+    Cost: linear in the voxels (one search over background runs); identical
+    results for every thread count.
     """
     a = np.asarray(input)
     ndim = a.ndim

@@ -3,35 +3,51 @@
  *
  * scipy defines the result as NOT(the background reachable from outside):
  * it dilates an empty image with border_value 1, masked to the background,
- * until nothing changes (one full dilation pass per step of the longest
- * path: O(N x path length)). With c = shape // 2 and `origin`, a dilation
+ * until nothing changes (revisiting lists of changed voxels when the
+ * structure holds its centre, else one full pass per step of the longest
+ * path). With c = shape // 2 and `origin`, a dilation
  * sets background voxel x when x + d is set (or outside the volume) for some
  * offset d = c + origin - j of a true element j of the structure. The fixed
  * point is exactly the set of background voxels from which a chain of such
- * steps through background voxels leaves the volume, so one breadth-first
- * search finds it:
+ * steps through background voxels leaves the volume, so one search finds
+ * it:
  *
  *   pad      the volume with r_a = max |d_a| voxels of "outside" on every
  *            side (state 2), background = 1, foreground = 0: bytes, in
  *            parallel over rows; no bounds test is then needed anywhere
  *   seed     background voxels within r of the edge with any x + d in state
- *            2 become 2 and join the queue (one sweep of the shell only)
- *   flood    pop y; every x = y - d in state 1 becomes 2 and joins the
- *            queue; each voxel joins at most once: O(N x |D|)
+ *            2 are reached (one sweep of the shell only)
+ *   flood    breadth-first over runs along the last axis: a reached voxel
+ *            grows into its background run when +-1 along the row are steps
+ *            (every connectivity: left for +1, right for -1), the run is
+ *            queued; a queued run [a, b] reaches x = y - d, y in the run: for
+ *            the steps that share a leading part (a row offset), columns
+ *            [a - dl, b - dl] of one row, merged over their dl, found with
+ *            memchr. Each voxel is reached once; each run costs O(length +
+ *            1) per distinct row offset: O(N x rows of the structure), with
+ *            sequential memory access
  *   write    out = (state != 2), in parallel over rows
  *
- * The search follows the offsets backwards (x reaches y when y = x + d), so
- * structures that are not centrosymmetric, of any size, with any origin give
- * scipy's voxels too. A step with |d_a| >= n_a (a structure larger than the
- * volume) leaves it from every voxel: then all background is reached, and
- * the padding never exceeds the volume. The result is the least fixed point, unique, so it does
- * not depend on visiting order or thread count. The flood itself is serial
- * (a queue); padding and writing, the passes that touch every voxel of any
- * dtype and strides, run in parallel.
+ *     step d (connectivity 1, 2-D)     the run [a, b] in row y reaches
+ *           . # .                        row y-1: columns a..b
+ *           # . #     ->  x = y - d      row y  : a-1 and b+1 (the run grows)
+ *           . # .                        row y+1: columns a..b
  *
- * Memory: prod(n_a + 2 r_a) bytes of states plus the queue, 8 bytes per
- * voxel of the search's frontier (it starts at 64k entries and doubles;
- * at most the background voxel count). */
+ * The search follows the steps backwards (x reaches y when y = x + d), so
+ * structures that are not centrosymmetric, of any size, with any origin in
+ * scipy's range give scipy's voxels too. A step with |d_a| >= n_a (a
+ * structure larger than the volume) leaves it from every voxel: then all
+ * background is reached, and the padding never exceeds the volume. The
+ * result is the least fixed point, unique, so it does not depend on visiting
+ * order or thread count. The flood is serial (a queue); padding and writing,
+ * the passes that touch every voxel of any dtype and strides, run in
+ * parallel. (Labelling the background and keeping the components that touch
+ * the edge would give the same voxels for centrosymmetric structures only,
+ * and would cost labels of 4+ bytes per voxel.)
+ *
+ * Memory: prod(n_a + 2 r_a) bytes of states plus the queue, 16 bytes per
+ * queued run (it starts at 32k runs and doubles; at most one per background
+ * run). */
 #include "internal.h"
 #include "voxa/morph.h"
 

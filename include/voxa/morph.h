@@ -104,7 +104,7 @@ VOXA_API voxa_status voxa_morph_halo(const voxa_morph_element *se, int ndim, vox
 /** Fill the holes of a binary image, exactly as scipy.ndimage.binary_fill_holes:
  *  out = 1 on the foreground and on every background voxel from which no
  *  chain of structure steps through background voxels leaves the volume;
- *  0 elsewhere. One breadth-first search from the volume's edge over runs of
+ *  0 elsewhere. One search from the volume's edge over runs of
  *  background along the last axis: O(N x rows of the structure).
  *
  *  in:        any dtype (non-zero = foreground; NaN is, -0.0 is not), any
@@ -121,8 +121,8 @@ VOXA_API voxa_status voxa_morph_halo(const voxa_morph_element *se, int ndim, vox
  *  Threads: reading and writing run on voxa_get_threads() threads, the
  *  search on one; results are identical for every count.
  *  Memory: prod(n_d + 2 r_d) bytes (r_d the structure's reach on axis d, 1
- *  for 3^ndim structures) plus 16 bytes per queued background run (the
- *  search frontier). Nothing is kept after the call.
+ *  for 3^ndim structures) plus 16 bytes per pending background run (the
+ *  search stack). Nothing is kept after the call.
  *  Errors: EINVAL (NULL or mismatched arrays, 0-D input, structure rank or
  *  empty structure, connectivity or origin out of range: the message names
  *  it), ENOMEM. */

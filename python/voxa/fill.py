@@ -2,8 +2,9 @@
 
 scipy fills holes by dilating an empty image inside the background, from
 the border, until nothing changes. voxa finds the same voxels with one
-breadth-first search from the volume's edge over runs of background voxels
-(linear time, any structure, origin and axes), in C with the GIL released. This module follows scipy's argument rules and exceptions."""
+depth-first search from the volume's edge over runs of background voxels
+(linear time, any structure, origin and axes), in C with the GIL released.
+This module follows scipy's argument rules and exceptions."""
 import operator
 from collections.abc import Iterable
 

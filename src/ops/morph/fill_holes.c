@@ -17,10 +17,10 @@
  *            parallel over rows; no bounds test is then needed anywhere
  *   seed     background voxels within r of the edge with any x + d in state
  *            2 are reached (one sweep of the shell only)
- *   flood    breadth-first over runs along the last axis: a reached voxel
+ *   flood    depth-first over runs along the last axis: a reached voxel
  *            grows into its background run when +-1 along the row are steps
  *            (every connectivity: left for +1, right for -1), the run is
- *            queued; a queued run [a, b] reaches x = y - d, y in the run: for
+ *            pushed; a popped run [a, b] reaches x = y - d, y in the run: for
  *            the steps that share a leading part (a row offset), columns
  *            [a - dl, b - dl] of one row, merged over their dl, found with
  *            memchr. Each voxel is reached once; each run costs O(length +
@@ -39,15 +39,15 @@
  * structure larger than the volume) leaves it from every voxel: then all
  * background is reached, and the padding never exceeds the volume. The
  * result is the least fixed point, unique, so it does not depend on visiting
- * order or thread count. The flood is serial (a queue); padding and writing,
+ * order or thread count. The flood is serial (a stack); padding and writing,
  * the passes that touch every voxel of any dtype and strides, run in
  * parallel. (Labelling the background and keeping the components that touch
  * the edge would give the same voxels for centrosymmetric structures only,
  * and would cost labels of 4+ bytes per voxel.)
  *
- * Memory: prod(n_a + 2 r_a) bytes of states plus the queue, 16 bytes per
- * queued run (it starts at 32k runs and doubles; at most one per background
- * run). */
+ * Memory: prod(n_a + 2 r_a) bytes of states plus the stack, 16 bytes per
+ * pending run (it starts at 32k runs and doubles; at most one per background
+ * run, as each run is pushed once). */
 #include "internal.h"
 #include "voxa/morph.h"
 
@@ -164,39 +164,33 @@ static voxa_status write_rows(int64_t begin, int64_t end, int tid, void *ctx) {
     return VOXA_OK;
 }
 
-/* A growing ring of runs: pairs (first, last) of padded indices. */
-typedef struct ring {
+/* A growing stack of runs: pairs (first, last) of padded indices. Last in,
+ * first out: the next run is usually next to the last one (cache-warm). */
+typedef struct stack {
     int64_t *q;
-    int64_t cap, head, len; /* in pairs */
-} ring;
+    int64_t cap, len; /* in pairs */
+} stack;
 
-static int push(ring *q, int64_t a, int64_t b) {
+static int push(stack *q, int64_t a, int64_t b) {
     if (q->len == q->cap) {
         int64_t cap = q->cap ? 2 * q->cap : ((int64_t)1 << 15);
         int64_t *nq = voxa__malloc((size_t)cap, 2 * sizeof *nq);
         if (!nq) return -1;
-        for (int64_t i = 0; i < q->len; i++) {
-            int64_t j = (q->head + i) % q->cap;
-            nq[2 * i] = q->q[2 * j];
-            nq[2 * i + 1] = q->q[2 * j + 1];
-        }
+        if (q->len) memcpy(nq, q->q, (size_t)q->len * 2 * sizeof *nq);
         voxa__free(q->q);
         q->q = nq;
         q->cap = cap;
-        q->head = 0;
     }
-    int64_t t = q->head + q->len;
-    if (t >= q->cap) t -= q->cap;
-    q->q[2 * t] = a;
-    q->q[2 * t + 1] = b;
+    q->q[2 * q->len] = a;
+    q->q[2 * q->len + 1] = b;
     q->len++;
     return 0;
 }
 
 /* Background voxel p is reached: mark it and the background run around it
  * that row steps reach (left when +1 along the row is a step, right for -1),
- * queue the run; returns its last index, or -1 when out of memory. */
-static int64_t reach(const fill *f, ring *q, int64_t p) {
+ * push the run; returns its last index, or -1 when out of memory. */
+static int64_t reach(const fill *f, stack *q, int64_t p) {
     uint8_t *s = f->st;
     int64_t a = p, b = p;
     s[p] = OUT;
@@ -208,24 +202,29 @@ static int64_t reach(const fill *f, ring *q, int64_t p) {
 }
 
 /* Reach every background voxel of [lo, hi] (one padded row). */
-static int scan(const fill *f, ring *q, int64_t lo, int64_t hi) {
+static int scan(const fill *f, stack *q, int64_t lo, int64_t hi) {
     const uint8_t *s = f->st;
     for (int64_t p = lo; p <= hi; p++) {
-        const uint8_t *h = memchr(s + p, BG, (size_t)(hi - p + 1));
-        if (!h) break;
-        p = reach(f, q, h - s);
+        if (hi - p < 32) { /* short: a plain loop beats the call */
+            if (s[p] != BG) continue;
+        } else {
+            const uint8_t *h = memchr(s + p, BG, (size_t)(hi - p + 1));
+            if (!h) break;
+            p = h - s;
+        }
+        p = reach(f, q, p);
         if (p < 0) return -1;
     }
     return 0;
 }
 
 /* Seeds: background voxels of the shell (within r of an edge) that reach a
- * state-2 voxel in one step; then the flood, run by run: a run [a, b]
+ * state-2 voxel in one step; then the flood, run by run (depth first): a run [a, b]
  * reaches x = y - d for y in it, i.e. for the steps sharing a leading part
  * the columns [a - dl, b - dl] of one row, merged over their dl. */
 static voxa_status flood(fill *f) {
     voxa_status st = VOXA_OK;
-    ring q = {0};
+    stack q = {0};
     const int nd = f->nd, last = nd - 1;
     const int64_t n = f->n[last], r = f->r[last];
     int64_t idx[VOXA_MAXDIM] = {0};
@@ -242,15 +241,14 @@ static voxa_status flood(fill *f) {
             for (int64_t k = 0; k < f->nsteps; k++) {
                 if (prow[i + f->steps[k].lead + f->steps[k].dl] != OUT) continue;
                 VOXA_GOTO_IF(reach(f, &q, base + i) < 0, VOXA_ENOMEM, "fill holes: out of "
-                             "memory for the search queue");
+                             "memory for the search stack");
                 break;
             }
         }
     }
     while (q.len) {
-        int64_t a = q.q[2 * q.head], b = q.q[2 * q.head + 1];
-        q.head = q.head + 1 == q.cap ? 0 : q.head + 1;
         q.len--;
+        int64_t a = q.q[2 * q.len], b = q.q[2 * q.len + 1];
         for (int64_t g = 0; g < f->ngroups; g++) {
             const step *sg = f->steps + f->gstart[g];
             const int64_t ns = f->gstart[g + 1] - f->gstart[g], lead = sg[0].lead;
@@ -263,12 +261,12 @@ static voxa_status flood(fill *f) {
                     continue;
                 }
                 VOXA_GOTO_IF(scan(f, &q, lo, hi) < 0, VOXA_ENOMEM, "fill holes: out of memory "
-                             "for the search queue");
+                             "for the search stack");
                 lo = l2;
                 hi = h2;
             }
             VOXA_GOTO_IF(scan(f, &q, lo, hi) < 0, VOXA_ENOMEM, "fill holes: out of memory for "
-                         "the search queue");
+                         "the search stack");
         }
     }
 done:

@@ -16,7 +16,7 @@ static const voxa_param params[NPARAMS] = {
                    "array of the input's rank, non-zero = a step (any size; scipy's "
                    "structure), instead of --connectivity", NULL, 1, 0, 0, "connectivity",
                    "S.npy"},
-    [ORIGIN] = {"origin", VOXA_PARAM_INTS, NULL,
+    [ORIGIN] = {"origin", VOXA_PARAM_INTS, "0",
                 "shift of the structure's centre per axis (scipy's origin), one value for all "
                 "axes or one per axis, in -(S/2)..(S-1)/2 for a structure of size S", NULL,
                 -1e9, 1e9, VOXA_PARAM_PER_AXIS, NULL, "O"},

@@ -79,7 +79,7 @@ def fill_holes_case(shape):
         ms = measure(lambda: ndi.binary_fill_holes(a, s), repeats=1, warmup=0)
         assert np.array_equal(mv["result"], ms["result"])
         tables.append(table(f"binary_fill_holes {shape}, {name}",
-                            [("voxa", mv, "breadth-first search from the edge"),
+                            [("voxa", mv, "depth-first search over background runs"),
                              ("scipy.ndimage.binary_fill_holes", ms, "exact: equal")], "voxa"))
     return "\n".join(tables)
 

@@ -77,4 +77,5 @@ const voxa_op voxa__op_fill_holes = {
     .check = check,
     .output = output,
     .run = run,
+    .scratch = 1, /* padded states; plus 16 B per pending run of background */
 };

@@ -2,7 +2,8 @@
  * of an empty image with border value 1, repeated until nothing changes,
  * then negated), for ndim 1-4, random structures of any size and symmetry,
  * random origins, every connectivity, edge shapes, dtypes, strides, thread
- * counts, in-place use, bad arguments, and the generic (descriptor) path. */
+ * counts, in-place use, bad arguments, the generic (descriptor) path and
+ * the chunk executor. */
 #include "vtest.h"
 #include "voxa/op.h"
 
@@ -323,6 +324,21 @@ static void test_generic(void) {
     CHECK_OK(voxa_op_run(&args, &in, &oa, NULL, NULL));
     CHECK_OK(voxa_fill_holes(&in, &sa, 1, org, &ob));
     CHECK(!memcmp(a, b, (size_t)n));
+    /* the chunk executor: a global op without a merge reads the whole volume */
+    voxa_store *si = NULL, *so = NULL;
+    voxa_stream_options so_opt;
+    voxa_stream_plan plan;
+    memset(&so_opt, 0, sizeof so_opt);
+    for (int d = 0; d < 3; d++) so_opt.block[d] = 3;
+    memset(a, 9, (size_t)n);
+    CHECK_OK(voxa_store_wrap(&in, &si));
+    CHECK_OK(voxa_store_wrap(&oa, &so));
+    CHECK_OK(voxa_stream_plan_make(&args, si, &so_opt, &plan));
+    CHECK(plan.whole && !plan.global);
+    CHECK_OK(voxa_stream_run(&args, si, so, &so_opt, NULL));
+    CHECK(!memcmp(a, b, (size_t)n));
+    voxa_store_close(si);
+    voxa_store_close(so);
     CHECK_OK(voxa_args_parse(&args, "origin", "2"));
     CHECK_STATUS(voxa_op_run(&args, &in, &oa, NULL, NULL), VOXA_EINVAL);
     CHECK_MSG("origin: 2 on axis 0");

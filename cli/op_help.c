@@ -161,17 +161,20 @@ static void usage(FILE *f, const char *cmd, const voxa_op *op) {
             const voxa_param *p = &op->params[i];
             bool req = required(op, i);
             if (!shown(p) || !group_first(op, i) || req != (pass == 0)) continue;
-            char word[512], opt[128];
-            size_t len = (size_t)snprintf(word, sizeof word, "%s",
-                                          !req ? "[" : p->oneof ? "(" : "");
-            for (int j = i; j < op->nparams && len < sizeof word; j++)
-                if (j == i || (same_group(p, &op->params[j]) && shown(&op->params[j])))
-                    len += (size_t)snprintf(word + len, sizeof word - len, "%s%s",
-                                            j == i ? "" : " | ",
-                                            option(&op->params[j], opt, sizeof opt));
-            if (len < sizeof word)
-                snprintf(word + len, sizeof word - len, "%s", !req ? "]" : p->oneof ? ")" : "");
-            usage_word(f, &at, col, word);
+            /* one word per member, so that a long group wraps between them */
+            const char *open = !req ? "[" : p->oneof ? "(" : "";
+            const char *close = !req ? "]" : p->oneof ? ")" : "";
+            for (int j = i; j < op->nparams; j++) {
+                if (j != i && !(same_group(p, &op->params[j]) && shown(&op->params[j]))) continue;
+                bool last = true;
+                for (int k = j + 1; p->oneof && k < op->nparams; k++)
+                    last &= !(same_group(p, &op->params[k]) && shown(&op->params[k]));
+                char word[160], opt[128];
+                snprintf(word, sizeof word, "%s%s%s", j == i ? open : "| ",
+                         option(&op->params[j], opt, sizeof opt), last ? close : "");
+                usage_word(f, &at, col, word);
+                if (last) break;
+            }
         }
     if (op->describe) usage_word(f, &at, col, "[--describe]");
     fputc('\n', f);

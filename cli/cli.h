@@ -47,11 +47,8 @@ int cli_fail(const char *cmd, voxa_status s);
 /* Comma-separated lists. Return the count, or -1 (bad syntax or > max). */
 int cli_parse_int64s(const char *s, int64_t *out, int max);
 int cli_parse_doubles(const char *s, double *out, int max);
-/* A whole-string number; false if junk follows (or it is not finite). */
+/* A whole-string number; false if junk follows. */
 bool cli_parse_int(const char *s, long *out);
-bool cli_parse_double(const char *s, double *out);
-/* The extension of a path including the dot ("" if none). */
-const char *cli_ext(const char *path);
 
 /* Progress callback drawing a bar on stderr when it is a terminal. `user` is
  * the label (const char *). */

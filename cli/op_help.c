@@ -118,6 +118,11 @@ static void param_line(FILE *f, int indent, const voxa_param *p) {
     if (p->type == VOXA_PARAM_TABLE && !strstr(text, ".csv") && len < sizeof text)
         len += (size_t)snprintf(text + len, sizeof text - len, "; a .csv with a header, or an "
                                 "N x k .npy");
+    if (p->alias && len < sizeof text) {
+        char d[64];
+        len += (size_t)snprintf(text + len, sizeof text - len, "; also --%s",
+                                dashed(p->alias, d, sizeof d));
+    }
     if (p->def && p->type != VOXA_PARAM_FLAG && len < sizeof text)
         len += (size_t)snprintf(text + len, sizeof text - len, " (default %s)", p->def);
     if ((p->flags & VOXA_PARAM_REQUIRED) && !p->oneof && len < sizeof text)

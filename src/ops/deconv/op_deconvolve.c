@@ -37,7 +37,7 @@ static const voxa_param params[NPARAMS] = {
                  "iterations: for long runs)", NULL, 1, 0, 0, NULL, NULL},
     [WISDOM] = {"wisdom", VOXA_PARAM_STRING, NULL,
                 "with --measure: reuse the plans saved in FILE (if it exists) and save them "
-                "there, so later runs plan in milliseconds", NULL, 1, 0, 0, NULL, "FILE"},
+                "there, so later runs plan in milliseconds (default: none)", NULL, 1, 0, 0, NULL, "FILE"},
 };
 
 static voxa_status check(const voxa_args *a, const voxa_array *in) {

@@ -8,28 +8,29 @@
 
 enum { BALL, DIAMOND, BOX, CONNECTIVITY, FOOTPRINT, ITERATIONS, BORDER_VALUE, SPACING, NPARAMS };
 
-#define EL VOXA_PARAM_REQUIRED /* exactly one element */
 static const voxa_param params[NPARAMS] = {
     [BALL] = {"ball", VOXA_PARAM_FLOAT, NULL,
-              "Euclidean ball sum((o*spacing)^2) <= R^2 (distance transform)", NULL, 1, 0, EL,
-              "element", "R"},
+              "Euclidean ball sum((o*spacing)^2) <= R^2 (distance transform)", NULL, 1, 0,
+              VOXA_PARAM_REQUIRED, "element", "R"},
     [DIAMOND] = {"diamond", VOXA_PARAM_FLOAT, NULL, "sum(|o|) <= R (city-block distance)", NULL,
-                 1, 0, EL, "element", "R"},
+                 1, 0, VOXA_PARAM_REQUIRED, "element", "R"},
     [BOX] = {"box", VOXA_PARAM_INTS, NULL,
              "box of a x b x c voxels (one value: the same on every axis)", NULL, 1, 1e15,
-             EL | VOXA_PARAM_PER_AXIS, "element", "A,B,C"},
+             VOXA_PARAM_PER_AXIS | VOXA_PARAM_REQUIRED, "element", "A,B,C"},
     [CONNECTIVITY] = {"connectivity", VOXA_PARAM_INT, NULL,
-                      "scipy generate_binary_structure(ndim, C)", NULL, 1, 64, EL, "element", "C"},
+                      "scipy generate_binary_structure(ndim, C)", NULL, 1, 64,
+                      VOXA_PARAM_REQUIRED, "element", "C"},
     [FOOTPRINT] = {"footprint", VOXA_PARAM_ARRAY, NULL,
                    "any 0/1 array, centre at shape//2 (scipy's origin 0); balls, diamonds and "
-                   "boxes given this way are recognised", NULL, 1, 0, EL, "element", "F.npy"},
+                   "boxes given this way are recognised", NULL, 1, 0, VOXA_PARAM_REQUIRED,
+                   "element", "F.npy"},
     [ITERATIONS] = {"iterations", VOXA_PARAM_INT, "1",
                     "repeat K times; K < 1: until nothing changes", NULL, -1000000, 1000000, 0,
                     NULL, "K"},
     [BORDER_VALUE] = {"border_value", VOXA_PARAM_INT, "0",
                       "value of voxels outside the volume", NULL, 0, 1, 0, NULL, "V"},
     [SPACING] = {"spacing", VOXA_PARAM_FLOATS, NULL,
-                 "voxel size per axis, for --ball (or a --footprint ball)", NULL, 1, 0,
+                 "voxel size per axis, for --ball (or a --footprint ball); default 1", NULL, 1, 0,
                  VOXA_PARAM_PER_AXIS, NULL, "Z,Y,X"},
 };
 

@@ -9,9 +9,10 @@
  * offered; `--describe` names the algorithm for ops with a describe hook.
  * Array and table parameters are paths, read like IN.
  *
- * Exit codes follow one rule. A usage error exits 2 before any file is
- * read: an unknown option, a value the parameter rejects, a missing or
- * conflicting option, or an argument the op's check rejects. A failure exits
+ * Exit codes follow one rule. A usage error exits 2 before anything runs:
+ * an unknown option, a value the parameter rejects, a missing or conflicting
+ * option (these before any file is read), or an argument the op's check
+ * rejects (it may need the input's shape). A failure exits
  * 1: reading IN or a file-valued option, file content the op rejects (a
  * check message naming the input or a file-valued parameter), running,
  * writing. Library messages start "<param>: "; the driver shows them as

@@ -59,7 +59,8 @@ int cli_progress(int64_t done, int64_t total, void *user);
 /* The op run by `voxa <word>` (group NULL: an op without a group) or by
  * `voxa <group> <word>` (word: the op's cli_name, or its name); NULL if none. */
 const voxa_op *cli_op_find(const char *group, const char *word);
-/* Whether some op has this group. */
+/* Whether op belongs to group; whether some op does. */
+bool cli_in_group(const voxa_op *op, const char *group);
 bool cli_is_group(const char *group);
 /* The command word of an op: its cli_name, or its name. */
 const char *cli_op_word(const voxa_op *op);

@@ -43,18 +43,22 @@ const voxa_op *cli_op_find(const char *group, const char *word) {
     int n;
     const voxa_op *const *ops = voxa_ops(&n);
     for (int i = 0; i < n; i++) {
-        bool in = group ? ops[i]->group && !strcmp(ops[i]->group, group) : !ops[i]->group;
+        bool in = group ? cli_in_group(ops[i], group) : !ops[i]->group;
         if (in && (!strcmp(cli_op_word(ops[i]), word) || !strcmp(ops[i]->name, word)))
             return ops[i];
     }
     return NULL;
 }
 
+bool cli_in_group(const voxa_op *op, const char *group) {
+    return op->group && !strcmp(op->group, group);
+}
+
 bool cli_is_group(const char *group) {
     int n;
     const voxa_op *const *ops = voxa_ops(&n);
     for (int i = 0; i < n; i++)
-        if (ops[i]->group && !strcmp(ops[i]->group, group)) return true;
+        if (cli_in_group(ops[i], group)) return true;
     return false;
 }
 

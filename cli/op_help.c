@@ -56,8 +56,8 @@ static const char *option(const voxa_param *p, char *buf, size_t n) {
                      : p->type == VOXA_PARAM_CHOICE
                          ? choice_words(p, "|", words, sizeof words, aliases, sizeof aliases)
                          : by_type[p->type];
-    snprintf(buf, n, "--%s%s%s", dashed(p->name, d, sizeof d), p->type == VOXA_PARAM_FLAG ? "" : " ",
-             p->type == VOXA_PARAM_FLAG ? "" : mv);
+    if (p->type == VOXA_PARAM_FLAG) snprintf(buf, n, "--%s", dashed(p->name, d, sizeof d));
+    else snprintf(buf, n, "--%s %s", dashed(p->name, d, sizeof d), mv);
     return buf;
 }
 
@@ -112,7 +112,7 @@ static void param_line(FILE *f, int indent, const voxa_param *p) {
         if (*aliases && len < sizeof text)
             len += (size_t)snprintf(text + len, sizeof text - len, "; alias %s", aliases);
     }
-    if (p->flags & VOXA_PARAM_PER_AXIS && len < sizeof text)
+    if (p->flags & VOXA_PARAM_PER_AXIS && !strstr(text, "one value") && len < sizeof text)
         len += (size_t)snprintf(text + len, sizeof text - len, "; one value per axis, or one "
                                 "for all");
     if (p->type == VOXA_PARAM_TABLE && !strstr(text, ".csv") && len < sizeof text)
@@ -229,11 +229,11 @@ void cli_help_op(FILE *f, const voxa_op *op) {
 void cli_group_words(const char *group, char *buf, size_t n) {
     int nops, total = 0, k = 0;
     const voxa_op *const *ops = voxa_ops(&nops);
-    for (int i = 0; i < nops; i++) total += ops[i]->group && !strcmp(ops[i]->group, group);
+    for (int i = 0; i < nops; i++) total += cli_in_group(ops[i], group);
     size_t len = 0;
     buf[0] = '\0';
     for (int i = 0; i < nops && len < n; i++)
-        if (ops[i]->group && !strcmp(ops[i]->group, group)) {
+        if (cli_in_group(ops[i], group)) {
             k++;
             len += (size_t)snprintf(buf + len, n - len, "%s%s",
                                     k == 1 ? "" : k == total ? " or " : ", ", cli_op_word(ops[i]));
@@ -247,19 +247,19 @@ void cli_help_group(FILE *f, const char *group) {
     cli_group_words(group, words, sizeof words);
     fprintf(f, "voxa %s: %s.\n\n", group, words);
     for (int i = 0; i < n; i++)
-        if (ops[i]->group && !strcmp(ops[i]->group, group))
+        if (cli_in_group(ops[i], group))
             option_line(f, 2, cli_op_word(ops[i]), ops[i]->summary);
     /* One block per distinct parameter table, naming the ops that share it. */
     for (int i = 0; i < n; i++) {
-        if (!ops[i]->group || strcmp(ops[i]->group, group)) continue;
+        if (!cli_in_group(ops[i], group)) continue;
         bool seen = false;
         for (int j = 0; j < i; j++)
-            seen |= ops[j]->group && !strcmp(ops[j]->group, group) && ops[j]->params == ops[i]->params;
+            seen |= cli_in_group(ops[j], group) && ops[j]->params == ops[i]->params;
         if (seen) continue;
         char cmd[256];
         size_t len = (size_t)snprintf(cmd, sizeof cmd, "%s ", group);
         for (int j = i, k = 0; j < n && len < sizeof cmd; j++)
-            if (ops[j]->group && !strcmp(ops[j]->group, group) && ops[j]->params == ops[i]->params)
+            if (cli_in_group(ops[j], group) && ops[j]->params == ops[i]->params)
                 len += (size_t)snprintf(cmd + len, sizeof cmd - len, "%s%s", k++ ? "|" : "",
                                         cli_op_word(ops[j]));
         fputc('\n', f);

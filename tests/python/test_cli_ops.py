@@ -165,6 +165,7 @@ def test_exclusive_groups(cli, tmp_path, mask):
 
 def test_usage_errors(cli, tmp_path, mask):
     m = tmp_path / "m.npy"
+    (tmp_path / "p.csv").write_text("y,x\n1,2\n")
     cases = [
         (["label", m, "-o", tmp_path / "x.npy", "--connectivity"], "option --connectivity "
          "needs a value"),
@@ -179,13 +180,21 @@ def test_usage_errors(cli, tmp_path, mask):
         (["edt", m, "-o", tmp_path / "x.npy", "--describe"], "unknown option '--describe'"),
         (["balls", m, "-o", tmp_path / "x.npy"], "unexpected argument"),  # no input
         (["balls", "-o", tmp_path / "x.npy", "--points", m], "--shape is required"),
+        # a check message that names options itself is shown without the prefix
+        (["edt", m, "-o", tmp_path / "x.npy", "--metric", "chessboard", "--squared"],
+         "voxa: edt: --spacing, --squared and --dtype apply to --metric euclidean only"),
+        (["balls", "-o", tmp_path / "x.npy", "--points", tmp_path / "p.csv", "--shape", "4,4"],
+         "voxa: balls: give --radius or a 'radius' column in"),
+        # ... else it reads "--param <message>"
+        (["morph", "open", m, "-o", tmp_path / "x.npy", "--diamond", "1", "--spacing", "2"],
+         "voxa: morph: --spacing applies to --ball (or --footprint) only"),
     ]
     for args, msg in cases:
         r = cli(*args)
         assert r.returncode == 2, (args, r.stderr)
         assert r.stderr.startswith("voxa: ") and msg in r.stderr, (args, r.stderr)
         assert r.stderr.count("\n") == 1
-    assert sorted(os.listdir(tmp_path)) == ["m.npy"]
+    assert sorted(os.listdir(tmp_path)) == ["m.npy", "p.csv"]
 
 
 def test_double_dash_and_negative_numbers(cli, tmp_path, mask):
@@ -233,3 +242,27 @@ def test_generated_output_report(cli, tmp_path):
     n = int(got.sum())
     assert r.stdout == (f"balls: 2 points -> {n} of 256 voxels non-zero "
                         f"({100 * n / 256:.3f}%) -> {tmp_path / 'b.npy'}\n")
+
+
+def test_parameter_alias_and_required_group(cli, tmp_path):
+    img = np.arange(12 * 14, dtype=np.uint16).reshape(12, 14)
+    np.save(tmp_path / "img.npy", img)
+    (tmp_path / "c.csv").write_text("y,x\n3,4\n8.5,10\n")
+    for opt in ("--centres", "--centers"):
+        run_ok(cli, "roi", tmp_path / "img.npy", opt, tmp_path / "c.csv", "--size", "3,2",
+               "-o", tmp_path / f"{opt[2:]}.npy")
+    a, b = np.load(tmp_path / "centres.npy"), np.load(tmp_path / "centers.npy")
+    assert np.array_equal(a, b) and np.array_equal(a[0], img[2:5, 3:5])
+    assert "also --centers" in cli("help", "roi").stdout
+    p = tmp_path / "centres.npy"
+    for extra in ([], ["--shape", "12,14", "--volume", tmp_path / "img.npy"]):
+        r = cli("paste", p, "--centres", tmp_path / "c.csv", "-o", tmp_path / "x.npy", *extra)
+        assert r.returncode == 2
+        assert r.stderr == "voxa: paste: give exactly one of --volume and --shape\n"
+    r = cli("roi", tmp_path / "img.npy", "--size", "3,2", "-o", tmp_path / "x.npy")
+    assert r.stderr == "voxa: roi: give exactly one of --corners and --centres\n"
+    run_ok(cli, "paste", p, "--centers", tmp_path / "c.csv", "--shape", "12,14", "-o",
+           tmp_path / "v.npy")
+    v = np.load(tmp_path / "v.npy")
+    assert v.dtype == np.uint16 and np.array_equal(v[2:5, 3:5], img[2:5, 3:5])
+    assert not (tmp_path / "x.npy").exists()

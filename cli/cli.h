@@ -59,6 +59,10 @@ int cli_progress(int64_t done, int64_t total, void *user);
 /* The op run by `voxa <word>` (group NULL: an op without a group) or by
  * `voxa <group> <word>` (word: the op's cli_name, or its name); NULL if none. */
 const voxa_op *cli_op_find(const char *group, const char *word);
+/* A parameter name as an option: '_' written '-', into buf. */
+const char *cli_dashed(const char *name, char *buf, size_t n);
+/* Whether two parameters are in one exclusive group. */
+bool cli_same_group(const voxa_param *p, const voxa_param *q);
 /* Whether op belongs to group; whether some op does. */
 bool cli_in_group(const voxa_op *op, const char *group);
 bool cli_is_group(const char *group);

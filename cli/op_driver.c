@@ -50,6 +50,17 @@ const voxa_op *cli_op_find(const char *group, const char *word) {
     return NULL;
 }
 
+const char *cli_dashed(const char *name, char *buf, size_t n) {
+    snprintf(buf, n, "%s", name);
+    for (char *c = buf; *c; c++)
+        if (*c == '_') *c = '-';
+    return buf;
+}
+
+bool cli_same_group(const voxa_param *p, const voxa_param *q) {
+    return p->oneof && q->oneof && !strcmp(p->oneof, q->oneof);
+}
+
 bool cli_in_group(const voxa_op *op, const char *group) {
     return op->group && !strcmp(op->group, group);
 }
@@ -80,13 +91,6 @@ static bool file_valued(const voxa_param *p) {
     return p->type == VOXA_PARAM_ARRAY || p->type == VOXA_PARAM_TABLE;
 }
 
-static const char *dashed(const char *name, char *buf, size_t n) {
-    snprintf(buf, n, "%s", name);
-    for (char *c = buf; *c; c++)
-        if (*c == '_') *c = '-';
-    return buf;
-}
-
 /* The parameter a library message starts with ("<param>: "), or -1. */
 static int message_param(const voxa_op *op, const char *msg) {
     size_t len = strcspn(msg, ": ");
@@ -110,9 +114,9 @@ static const char *library_message(const call *c) {
 
 /* Report a library error. "<param>: rest" about a plain option reads
  * "--param rest" (just rest when it starts with an option or names this
- * one: "give --radius or a 'radius' column") and exits
- * with `code`; one about the input or a file-valued option (its content)
- * exits CLI_FAIL, naming the input's path or as the library wrote it. */
+ * one: "give --radius or a 'radius' column") and exits with `code`; one
+ * about the input or a file-valued option (its content) exits CLI_FAIL,
+ * naming the input's path, or as the library wrote it. */
 static int report(const call *c, int code) {
     const char *msg = library_message(c);
     int p = message_param(c->op, msg);
@@ -122,7 +126,7 @@ static int report(const call *c, int code) {
     if (p < 0) return cli_error(c->cmd, code, "%s", msg);
     const char *rest = msg + strcspn(msg, ":") + 2;
     char d[64], opt[72];
-    snprintf(opt, sizeof opt, "--%s", dashed(c->op->params[p].name, d, sizeof d));
+    snprintf(opt, sizeof opt, "--%s", cli_dashed(c->op->params[p].name, d, sizeof d));
     if (rest[0] == '-' || strstr(rest, opt)) return cli_error(c->cmd, code, "%s", rest);
     return cli_error(c->cmd, code, "%s %s", opt, rest);
 }
@@ -196,10 +200,6 @@ static bool given(const call *c, int p) {
     return false;
 }
 
-static bool same_group(const voxa_param *p, const voxa_param *q) {
-    return p->oneof && q->oneof && !strcmp(p->oneof, q->oneof);
-}
-
 /* Required options and exclusive groups, judged on what the command line
  * gives (defaults do not count): the library's own check, run on a copy of
  * the descriptor without input or op check, so no value is looked at. */
@@ -218,22 +218,22 @@ static int check_given(const call *c) {
     char list[512], d[64];
     if (!op->params[p].oneof)
         return cli_error(c->cmd, CLI_USAGE, "--%s is required (see voxa help %s)",
-                         dashed(op->params[p].name, d, sizeof d), c->ref);
+                         cli_dashed(op->params[p].name, d, sizeof d), c->ref);
     size_t len = 0;
     int count = 0, total = 0;
     bool required = false;
     for (int j = 0; j < op->nparams; j++) {
         const voxa_param *q = &op->params[j];
-        total += same_group(q, &op->params[p]) && !(q->flags & VOXA_PARAM_HIDDEN);
-        required |= same_group(q, &op->params[p]) && (q->flags & VOXA_PARAM_REQUIRED);
+        total += cli_same_group(q, &op->params[p]) && !(q->flags & VOXA_PARAM_HIDDEN);
+        required |= cli_same_group(q, &op->params[p]) && (q->flags & VOXA_PARAM_REQUIRED);
     }
     for (int j = 0; j < op->nparams && len < sizeof list; j++) {
         const voxa_param *q = &op->params[j];
-        if (!same_group(q, &op->params[p]) || (q->flags & VOXA_PARAM_HIDDEN)) continue;
+        if (!cli_same_group(q, &op->params[p]) || (q->flags & VOXA_PARAM_HIDDEN)) continue;
         count++;
         len += (size_t)snprintf(list + len, sizeof list - len, "%s--%s",
                                 count == 1 ? "" : count == total ? " and " : ", ",
-                                dashed(q->name, d, sizeof d));
+                                cli_dashed(q->name, d, sizeof d));
     }
     return cli_error(c->cmd, CLI_USAGE, "give %s one of %s", required ? "exactly" : "at most",
                      list);
@@ -247,7 +247,7 @@ static int set_args(const call *c, voxa_args *a, voxa_array *in) {
     if (voxa_args_init(a, op) != VOXA_OK) return report(c, CLI_FAIL);
     for (int k = 0; k < c->nopt; k++)
         for (int j = 0; j < op->nparams; j++)
-            if (j != c->param[k] && same_group(&op->params[j], &op->params[c->param[k]]) &&
+            if (j != c->param[k] && cli_same_group(&op->params[j], &op->params[c->param[k]]) &&
                 !given(c, j))
                 voxa_args_clear(a, op->params[j].name);
     for (int pass = 0; pass < 2; pass++) {

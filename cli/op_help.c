@@ -11,18 +11,7 @@
 #define WIDTH 80
 #define COL 24 /* where an option's help text starts */
 
-static const char *dashed(const char *name, char *buf, size_t n) {
-    snprintf(buf, n, "%s", name);
-    for (char *c = buf; *c; c++)
-        if (*c == '_') *c = '-';
-    return buf;
-}
-
 static bool shown(const voxa_param *p) { return !(p->flags & VOXA_PARAM_HIDDEN); }
-
-static bool same_group(const voxa_param *p, const voxa_param *q) {
-    return p->oneof && q->oneof && !strcmp(p->oneof, q->oneof);
-}
 
 /* The choice words of a CHOICE/DTYPE parameter, aliases left out, joined by
  * `sep` ("a|b|c"), into buf; *aliases receives the "a=b" words. */
@@ -56,8 +45,8 @@ static const char *option(const voxa_param *p, char *buf, size_t n) {
                      : p->type == VOXA_PARAM_CHOICE
                          ? choice_words(p, "|", words, sizeof words, aliases, sizeof aliases)
                          : by_type[p->type];
-    if (p->type == VOXA_PARAM_FLAG) snprintf(buf, n, "--%s", dashed(p->name, d, sizeof d));
-    else snprintf(buf, n, "--%s %s", dashed(p->name, d, sizeof d), mv);
+    if (p->type == VOXA_PARAM_FLAG) snprintf(buf, n, "--%s", cli_dashed(p->name, d, sizeof d));
+    else snprintf(buf, n, "--%s %s", cli_dashed(p->name, d, sizeof d), mv);
     return buf;
 }
 
@@ -121,7 +110,7 @@ static void param_line(FILE *f, int indent, const voxa_param *p) {
     if (p->alias && len < sizeof text) {
         char d[64];
         len += (size_t)snprintf(text + len, sizeof text - len, "; also --%s",
-                                dashed(p->alias, d, sizeof d));
+                                cli_dashed(p->alias, d, sizeof d));
     }
     if (p->def && p->type != VOXA_PARAM_FLAG && len < sizeof text)
         len += (size_t)snprintf(text + len, sizeof text - len, " (default %s)", p->def);
@@ -143,7 +132,7 @@ static void usage_word(FILE *f, int *at, int col, const char *word) {
 /* Parameter i is the first shown one of its exclusive group (or has none). */
 static bool group_first(const voxa_op *op, int i) {
     for (int j = 0; op->params[i].oneof && j < i; j++)
-        if (same_group(&op->params[i], &op->params[j]) && shown(&op->params[j])) return false;
+        if (cli_same_group(&op->params[i], &op->params[j]) && shown(&op->params[j])) return false;
     return true;
 }
 
@@ -151,7 +140,7 @@ static bool group_first(const voxa_op *op, int i) {
 static bool required(const voxa_op *op, int i) {
     bool req = op->params[i].flags & VOXA_PARAM_REQUIRED;
     for (int j = 0; op->params[i].oneof && j < op->nparams; j++)
-        req |= same_group(&op->params[i], &op->params[j]) &&
+        req |= cli_same_group(&op->params[i], &op->params[j]) &&
                (op->params[j].flags & VOXA_PARAM_REQUIRED);
     return req;
 }
@@ -170,10 +159,10 @@ static void usage(FILE *f, const char *cmd, const voxa_op *op) {
             const char *open = !req ? "[" : p->oneof ? "(" : "";
             const char *close = !req ? "]" : p->oneof ? ")" : "";
             for (int j = i; j < op->nparams; j++) {
-                if (j != i && !(same_group(p, &op->params[j]) && shown(&op->params[j]))) continue;
+                if (j != i && !(cli_same_group(p, &op->params[j]) && shown(&op->params[j]))) continue;
                 bool last = true;
                 for (int k = j + 1; p->oneof && k < op->nparams; k++)
-                    last &= !(same_group(p, &op->params[k]) && shown(&op->params[k]));
+                    last &= !(cli_same_group(p, &op->params[k]) && shown(&op->params[k]));
                 char word[160], opt[128];
                 snprintf(word, sizeof word, "%s%s%s", j == i ? open : "| ",
                          option(&op->params[j], opt, sizeof opt), last ? close : "");
@@ -210,7 +199,7 @@ static void block(FILE *f, const char *cmd, const voxa_op *op) {
         bool req = required(op, i);
         fprintf(f, "  %s one of:\n", req ? "exactly" : "at most");
         for (int j = i; j < op->nparams; j++)
-            if (same_group(p, &op->params[j]) && shown(&op->params[j]))
+            if (cli_same_group(p, &op->params[j]) && shown(&op->params[j]))
                 param_line(f, 4, &op->params[j]);
     }
     if (op->describe)

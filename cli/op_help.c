@@ -145,6 +145,16 @@ static bool required(const voxa_op *op, int i) {
     return req;
 }
 
+/* Parameter i and the shown members of its exclusive group after it, into
+ * idx; returns the count. */
+static int members(const voxa_op *op, int i, int *idx) {
+    int n = 0;
+    for (int j = i; j < op->nparams; j++)
+        if (j == i || (cli_same_group(&op->params[i], &op->params[j]) && shown(&op->params[j])))
+            idx[n++] = j;
+    return n;
+}
+
 /* "usage: voxa <cmd> IN -o OUT (--a A | --b B) --c C [--d D]" */
 static void usage(FILE *f, const char *cmd, const voxa_op *op) {
     int at = fprintf(f, "usage: voxa %s", cmd), col = at < 24 ? at + 1 : 8;
@@ -158,16 +168,12 @@ static void usage(FILE *f, const char *cmd, const voxa_op *op) {
             /* one word per member, so that a long group wraps between them */
             const char *open = !req ? "[" : p->oneof ? "(" : "";
             const char *close = !req ? "]" : p->oneof ? ")" : "";
-            for (int j = i; j < op->nparams; j++) {
-                if (j != i && !(cli_same_group(p, &op->params[j]) && shown(&op->params[j]))) continue;
-                bool last = true;
-                for (int k = j + 1; p->oneof && k < op->nparams; k++)
-                    last &= !(cli_same_group(p, &op->params[k]) && shown(&op->params[k]));
+            int idx[VOXA_OP_MAXPARAMS], m = members(op, i, idx);
+            for (int k = 0; k < m; k++) {
                 char word[160], opt[128];
-                snprintf(word, sizeof word, "%s%s%s", j == i ? open : "| ",
-                         option(&op->params[j], opt, sizeof opt), last ? close : "");
+                snprintf(word, sizeof word, "%s%s%s", k ? "| " : open,
+                         option(&op->params[idx[k]], opt, sizeof opt), k == m - 1 ? close : "");
                 usage_word(f, &at, col, word);
-                if (last) break;
             }
         }
     if (op->describe) usage_word(f, &at, col, "[--describe]");
@@ -196,11 +202,9 @@ static void block(FILE *f, const char *cmd, const voxa_op *op) {
             continue;
         }
         if (!group_first(op, i)) continue;
-        bool req = required(op, i);
-        fprintf(f, "  %s one of:\n", req ? "exactly" : "at most");
-        for (int j = i; j < op->nparams; j++)
-            if (cli_same_group(p, &op->params[j]) && shown(&op->params[j]))
-                param_line(f, 4, &op->params[j]);
+        fprintf(f, "  %s one of:\n", required(op, i) ? "exactly" : "at most");
+        int idx[VOXA_OP_MAXPARAMS], m = members(op, i, idx);
+        for (int k = 0; k < m; k++) param_line(f, 4, &op->params[idx[k]]);
     }
     if (op->describe)
         option_line(f, 2, "--describe", "print the algorithm the arguments select, on stderr");

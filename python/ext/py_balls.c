@@ -1,6 +1,6 @@
 /* Binding of voxa_balls: the Python layer passes float64 C-contiguous points
  * (N x ndim), optional radii (N) and spacing (ndim), and the output array. */
-#include "common.h"
+#include "legacy.h"
 
 PyObject *vx_py_balls(PyObject *self, PyObject *args, PyObject *kw) {
     static char *kwlist[] = {"out", "points", "radius", "radii", "spacing", "owner", NULL};

@@ -1,6 +1,6 @@
 /* Deconvolution bindings: Richardson–Lucy, Gaussian PSF, and a timing hook
  * for the benchmark's floor (four bare FFTW r2c/c2r transforms). */
-#include "common.h"
+#include "legacy.h"
 
 #include <fftw3.h>
 #include <time.h>
@@ -8,32 +8,6 @@
 /* The library's FFTW planner lock (internal symbol of the static library). */
 void voxa__fftw_lock(void);
 void voxa__fftw_unlock(void);
-
-/* Progress from the library thread: take the GIL, call the Python callable
- * (if any) and check for Ctrl-C; an exception or a False result cancels. */
-typedef struct pyprog {
-    PyObject *fn;
-    int failed;
-} pyprog;
-
-static int py_progress(int64_t done, int64_t total, void *user) {
-    pyprog *pp = user;
-    PyGILState_STATE gs = PyGILState_Ensure();
-    int go = 1;
-    if (PyErr_CheckSignals() < 0) {
-        go = 0;
-    } else if (pp->fn && pp->fn != Py_None) {
-        PyObject *r = PyObject_CallFunction(pp->fn, "LL", (long long)done, (long long)total);
-        if (!r) go = 0;
-        else {
-            if (r != Py_None && !PyObject_IsTrue(r)) go = 0;
-            Py_DECREF(r);
-        }
-    }
-    if (!go && PyErr_Occurred()) pp->failed = 1;
-    PyGILState_Release(gs);
-    return go;
-}
 
 /* deconv_rl(image, psf, out, boundary, num_iter, clip, filter_epsilon,
  *           accelerate, progress) -> None; `out` is written. */
@@ -68,9 +42,8 @@ PyObject *vx_py_deconv_rl(PyObject *self, PyObject *args, PyObject *kw) {
     o.clip = clip;
     o.filter_epsilon = fe;
     o.accelerate = accel;
-    pyprog pp = {prog_o, 0};
-    o.progress.fn = py_progress;
-    o.progress.user = &pp;
+    vx_progress pp = {prog_o, 0};
+    o.progress = vx_progress_bridge(&pp);
     Py_BEGIN_ALLOW_THREADS
     voxa_rl_plan *plan = NULL;
     if (ai.ndim < 1 || ai.ndim > 3) {
@@ -112,28 +85,23 @@ PyObject *vx_py_psf_gaussian(PyObject *self, PyObject *args, PyObject *kw) {
     static char *kwlist[] = {"out", "sigma", NULL};
     PyObject *out_o, *sig_o;
     if (!PyArg_ParseTupleAndKeywords(args, kw, "OO", kwlist, &out_o, &sig_o)) return NULL;
-    Py_buffer vo, vs;
+    vx_bufs b = {0};
     voxa_array ao;
     const double *sig;
     Py_ssize_t ns;
-    if (vx_get_array(out_o, 1, "out", &vo, &ao) < 0) return NULL;
-    if (vx_get_doubles(sig_o, "sigma", &vs, &sig, &ns) < 0) {
-        PyBuffer_Release(&vo);
-        return NULL;
+    if (vx_array(&b, out_o, 1, "out", &ao) == 0 && vx_doubles(&b, sig_o, "sigma", &sig, &ns) == 0) {
+        voxa_status s = VOXA_OK;
+        if (ns != ao.ndim)
+            PyErr_Format(PyExc_ValueError, "sigma: %zd values for %d axes", ns, ao.ndim);
+        else {
+            Py_BEGIN_ALLOW_THREADS
+            s = voxa_psf_gaussian(&ao, sig);
+            Py_END_ALLOW_THREADS
+        }
+        if (s != VOXA_OK) vx_raise(s);
     }
-    voxa_status s = VOXA_OK;
-    if (ns != ao.ndim) {
-        PyBuffer_Release(&vo);
-        PyBuffer_Release(&vs);
-        return PyErr_Format(PyExc_ValueError, "sigma: %zd values for %d axes", ns, ao.ndim);
-    }
-    Py_BEGIN_ALLOW_THREADS
-    s = voxa_psf_gaussian(&ao, sig);
-    Py_END_ALLOW_THREADS
-    PyBuffer_Release(&vo);
-    PyBuffer_Release(&vs);
-    if (s != VOXA_OK) return vx_raise(s);
-    Py_RETURN_NONE;
+    vx_release(&b);
+    return PyErr_Occurred() ? NULL : Py_NewRef(Py_None);
 }
 
 /* rl_fft_floor(shape, reps, measure) -> list of seconds per (r2c, c2r, r2c, c2r):

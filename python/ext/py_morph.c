@@ -1,7 +1,7 @@
 /* Bindings of the edt and morph families. The Python layer
  * (voxa/morphology.py) validates, converts and allocates; these functions take
  * ready buffers and release the GIL around the library call. */
-#include "common.h"
+#include "legacy.h"
 
 #include <string.h>
 

@@ -2,7 +2,7 @@
  * layer (python/voxa/roi.py) validates, rounds coordinates to a C-ordered
  * int64 (n, k) array and allocates `out`; here buffers become views and the
  * library runs with the GIL released. */
-#include "common.h"
+#include "legacy.h"
 
 #include <string.h>
 

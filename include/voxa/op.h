@@ -46,6 +46,8 @@ typedef enum voxa_param_type {
 #define VOXA_PARAM_PER_AXIS 2u  /* INTS/FLOATS: one value per input axis, or one
                                    value for every axis */
 #define VOXA_PARAM_HIDDEN 4u    /* not offered on the CLI (bindings only) */
+#define VOXA_PARAM_OUTPUT 8u    /* ARRAY: a second output the caller provides
+                                   and the op writes (edt's indices) */
 
 typedef struct voxa_param {
     const char *name;    /* snake_case: Python keyword and recipe key; the CLI
@@ -114,6 +116,8 @@ typedef struct voxa_op_ctx {
                                      them aligned; voxa_op_run_region crops) */
     int64_t whole[VOXA_MAXDIM];   /* shape of the whole output volume */
     voxa_progress progress;
+    int want_count;               /* the caller asked for the count (ops for
+                                     which it costs a pass may skip it) */
     int64_t count;                /* out: VOXA_OP_COUNT ops; else -1 */
 } voxa_op_ctx;
 
@@ -188,8 +192,8 @@ VOXA_API voxa_status voxa_op_output(const voxa_args *a, const voxa_array *in, vo
 /** Halo per axis (0 for ops without one; EUNSUPPORTED for GLOBAL ops). */
 VOXA_API voxa_status voxa_op_halo(const voxa_args *a, int ndim, int64_t *lo, int64_t *hi);
 /** Check, then run on the whole input into `out` (caller-allocated with the
- *  dtype and shape voxa_op_output gives; any strides). *count (may be NULL)
- *  receives the op's count, or -1. */
+ *  dtype and shape voxa_op_output gives; any strides). *count (may be NULL:
+ *  then ops may skip computing it) receives the op's count, or -1. */
 VOXA_API voxa_status voxa_op_run(const voxa_args *a, const voxa_array *in, voxa_array *out,
                                  const voxa_progress *progress, int64_t *count);
 /** Run on a region of a larger volume of shape `whole`: `in` is the input

@@ -230,3 +230,31 @@ voxa_status voxa__copy_view(const voxa_array *src, voxa_array *dst) {
     }
     return VOXA_OK;
 }
+
+/* Contiguous views of 1/2/4/8-byte elements compare whole elements as
+ * integers (floats: -0.0 is zero, so they take the slow path); the rest walk
+ * the view with voxa_array_get. */
+int64_t voxa__count_nonzero(const voxa_array *a) {
+    int64_t n = voxa_array_size(a), count = 0;
+    if (voxa_array_is_c_contiguous(a) && !voxa_dtype_is_float(a->dtype)) {
+        switch (voxa_dtype_size(a->dtype)) {
+#define COUNT(T)                                                                       \
+    for (int64_t i = 0; i < n; i++) count += ((const T *)a->data)[i] != 0;            \
+    return count;
+        case 1: COUNT(uint8_t)
+        case 2: COUNT(uint16_t)
+        case 4: COUNT(uint32_t)
+        case 8: COUNT(uint64_t)
+#undef COUNT
+        }
+    }
+    int64_t idx[VOXA_MAXDIM] = {0};
+    for (int64_t i = 0; i < n; i++) {
+        count += voxa_array_get(a, idx) != 0;
+        for (int d = a->ndim - 1; d >= 0; d--) {
+            if (++idx[d] < a->shape[d]) break;
+            idx[d] = 0;
+        }
+    }
+    return count;
+}

@@ -106,6 +106,7 @@ static voxa_status run_ctx(const voxa_args *a, const voxa_array *in, voxa_array 
     ctx.in = in;
     ctx.out = out;
     ctx.count = -1;
+    ctx.want_count = count != NULL;
     for (int d = 0; d < out->ndim; d++) {
         ctx.origin[d] = origin ? origin[d] : 0;
         ctx.whole[d] = whole ? whole[d] : out->shape[d];

@@ -28,7 +28,7 @@
                      "plans)")                                                                   \
     X(morph_element, "morph_element(ndim, kind, radius, spacing, box, connectivity) -> "        \
                      "(bytearray, shape)")                                                 \
-    X(balls, "") X(edt, "") X(cdt, "") X(morph, "") X(morph_describe, "") X(deconv_rl, "") \
+    X(deconv_rl, "") \
     X(roi_extract, "") X(roi_paste, "")
 
 #define VX_DECLARE(name, doc) PyObject *vx_py_##name(PyObject *, PyObject *, PyObject *);

@@ -4,7 +4,8 @@
  * keep their scipy/scikit-image signatures, validate and allocate with
  * NumPy, then call
  *
- *     run_op(name, input, output, progress=None, **params) -> count or None
+ *     run_op(name, input, output, progress=None, count=True, **params)
+ *         -> the op's count (count=False: ops may skip it), or None
  *     op_output(name, input, **params) -> (dtype name, shape)
  *     op_halo(name, ndim, **params) -> (lo, hi)
  *     op_describe(name, input, **params) -> str or None
@@ -19,6 +20,7 @@
  * around the run, and `progress` (and Ctrl-C) can cancel it. */
 #include "common.h"
 
+#include <math.h>
 #include <string.h>
 
 /* Everything a call holds: the op, its arguments and the buffers behind
@@ -38,12 +40,21 @@ static void call_free(call *c) {
     vx_release(&c->bufs);
 }
 
+/* Non-zero, with a ValueError naming the parameter, if x (from v) is NaN or
+ * infinite. */
+static int not_finite(const voxa_param *p, double x, PyObject *v) {
+    if (isfinite(x)) return 0;
+    PyErr_Format(PyExc_ValueError, "%s: %R is not finite", p->name, v);
+    return 1;
+}
+
 /* A Python value as the list of one INTS/FLOATS parameter. */
 static int get_list(const voxa_param *p, PyObject *v, double *x, int *n) {
     if (PyNumber_Check(v) && !PySequence_Check(v)) {
         x[0] = PyFloat_AsDouble(v);
         *n = 1;
-        return x[0] == -1.0 && PyErr_Occurred() ? -1 : 0;
+        if (x[0] == -1.0 && PyErr_Occurred()) return -1;
+        return not_finite(p, x[0], v) ? -1 : 0;
     }
     PyObject *seq = PySequence_Fast(v, "");
     if (!seq) {
@@ -59,8 +70,10 @@ static int get_list(const voxa_param *p, PyObject *v, double *x, int *n) {
         rc = -1;
     }
     for (Py_ssize_t i = 0; rc == 0 && i < k; i++) {
-        x[i] = PyFloat_AsDouble(PySequence_Fast_GET_ITEM(seq, i));
+        PyObject *item = PySequence_Fast_GET_ITEM(seq, i);
+        x[i] = PyFloat_AsDouble(item);
         if (x[i] == -1.0 && PyErr_Occurred()) rc = -1;
+        else if (not_finite(p, x[i], item)) rc = -1;
     }
     Py_DECREF(seq);
     *n = (int)k;
@@ -133,6 +146,7 @@ static int set_param(call *c, const voxa_param *p, PyObject *v) {
     case VOXA_PARAM_FLOAT: {
         double x = PyFloat_AsDouble(v);
         if (x == -1.0 && PyErr_Occurred()) return -1;
+        if (not_finite(p, x, v)) return -1;
         s = voxa_args_set_float(a, p->name, x);
         break;
     }
@@ -159,7 +173,8 @@ static int set_param(call *c, const voxa_param *p, PyObject *v) {
     }
     case VOXA_PARAM_ARRAY: {
         voxa_array arr;
-        if (vx_array(&c->bufs, v, 0, p->name, &arr) < 0) return -1;
+        int writable = (p->flags & VOXA_PARAM_OUTPUT) != 0; /* a second output */
+        if (vx_array(&c->bufs, v, writable, p->name, &arr) < 0) return -1;
         s = voxa_args_set_array(a, p->name, &arr, NULL);
         break;
     }
@@ -227,26 +242,37 @@ static int call_init(call *c, const char *fname, PyObject *name_obj, PyObject *i
     return 0;
 }
 
+/* run_op's own keywords: progress=callable, count=False (skip the count of
+ * ops where it costs a pass). */
+static int run_options(PyObject *kw, PyObject **progress, int *want_count) {
+    PyObject *p = kw ? PyDict_GetItemString(kw, "progress") : NULL;
+    PyObject *c = kw ? PyDict_GetItemString(kw, "count") : NULL;
+    *progress = p;
+    *want_count = c ? PyObject_IsTrue(c) : 1;
+    return *want_count < 0 ? -1 : 0;
+}
+
 PyObject *vx_py_run_op(PyObject *self, PyObject *args, PyObject *kw) {
-    PyObject *name, *in_o, *out_o, *prog_o = NULL;
+    PyObject *name, *in_o, *out_o, *prog_o;
+    int want_count;
     if (!PyArg_ParseTuple(args, "UOO", &name, &in_o, &out_o)) return NULL;
-    static const char *const skip[] = {"progress", NULL};
+    if (run_options(kw, &prog_o, &want_count) < 0) return NULL;
+    static const char *const skip[] = {"progress", "count", NULL};
     call c;
     PyObject *ret = NULL;
     voxa_array out;
     if (call_init(&c, "run_op", name, in_o, kw, skip) < 0) goto done;
-    if (kw && voxa_op_param(c.op, "progress") < 0) prog_o = PyDict_GetItemString(kw, "progress");
     if (vx_array(&c.bufs, out_o, 1, "output", &out) < 0) goto done;
     vx_progress pp = {prog_o, 0};
     voxa_progress prog = vx_progress_bridge(&pp);
     int64_t count = -1;
     voxa_status s;
     Py_BEGIN_ALLOW_THREADS
-    s = voxa_op_run(&c.args, c.has_in ? &c.in : NULL, &out, &prog, &count);
+    s = voxa_op_run(&c.args, c.has_in ? &c.in : NULL, &out, &prog, want_count ? &count : NULL);
     Py_END_ALLOW_THREADS
     if (pp.failed) goto done; /* the callback's own exception */
     if (s != VOXA_OK) vx_raise(s);
-    else if (c.op->flags & VOXA_OP_COUNT) ret = PyLong_FromLongLong(count);
+    else if ((c.op->flags & VOXA_OP_COUNT) && count >= 0) ret = PyLong_FromLongLong(count);
     else ret = Py_NewRef(Py_None);
 done:
     call_free(&c);

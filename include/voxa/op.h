@@ -64,6 +64,7 @@ typedef struct voxa_param {
     const char *oneof;   /* parameters sharing this group name are mutually
                             exclusive; with REQUIRED, exactly one is needed */
     const char *metavar; /* CLI value placeholder ("R", "Z,Y,X", "F.npy") */
+    const char *alias;   /* another accepted name ("centers"), or NULL */
 } voxa_param;
 
 /** A parameter's value in a voxa_args (fields by type). */

@@ -26,7 +26,9 @@ static int same_name(const char *a, const char *b) {
 int voxa_op_param(const voxa_op *op, const char *name) {
     if (!op || !name) return -1;
     for (int i = 0; i < op->nparams; i++)
-        if (same_name(op->params[i].name, name)) return i;
+        if (same_name(op->params[i].name, name) ||
+            (op->params[i].alias && same_name(op->params[i].alias, name)))
+            return i;
     return -1;
 }
 

@@ -22,6 +22,18 @@ int voxa__table_column(const voxa_value *t, const char *name) {
     return -1;
 }
 
+int voxa__table_ncoords(const voxa_value *t) {
+    if (!t->names) return t->array.ndim == 2 ? (int)t->array.shape[1] : 1;
+    char name[16];
+    int na = 0;
+    while (na < VOXA_MAXDIM) {
+        snprintf(name, sizeof name, "axis%d", na);
+        if (voxa__table_column(t, name) < 0) break;
+        na++;
+    }
+    return na ? na : voxa__table_column(t, "z") >= 0 ? 3 : voxa__table_column(t, "y") >= 0 ? 2 : 1;
+}
+
 const char *voxa__table_row(const voxa_value *t, int64_t r, char *buf, size_t n) {
     if (t->header_lines > 0) snprintf(buf, n, "line %lld", (long long)(r + 1 + t->header_lines));
     else snprintf(buf, n, "row %lld", (long long)r);

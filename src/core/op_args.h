@@ -36,6 +36,9 @@ const double *voxa__arg_axes(const voxa_args *a, int i, int ndim, double *buf);
  * the last k of z, y, x (k <= 3); an unnamed table must have k columns (or
  * be 1-D when k is 1). EINVAL naming the parameter and the missing column. */
 voxa_status voxa__table_coords(const voxa_args *a, int i, int k, double **out, int64_t *n);
+/* Coordinate columns a TABLE holds: its column count when unnamed, else the
+ * number of axis0.. columns, else 3, 2 or 1 as it has z, y or only x. */
+int voxa__table_ncoords(const voxa_value *t);
 /* Column `name` of a TABLE value (case-insensitive), or -1. */
 int voxa__table_column(const voxa_value *t, const char *name);
 /* "line L" (CSV tables: rows counted from the file's first line) or

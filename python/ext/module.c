@@ -27,9 +27,7 @@
     X(deconv_wisdom, "deconv_wisdom(path, save=False): load or save FFTW wisdom (measured "     \
                      "plans)")                                                                   \
     X(morph_element, "morph_element(ndim, kind, radius, spacing, box, connectivity) -> "        \
-                     "(bytearray, shape)")                                                 \
-    X(deconv_rl, "") \
-    X(roi_extract, "") X(roi_paste, "")
+                     "(bytearray, shape)")
 
 #define VX_DECLARE(name, doc) PyObject *vx_py_##name(PyObject *, PyObject *, PyObject *);
 VX_METHODS(VX_DECLARE)

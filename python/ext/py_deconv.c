@@ -1,6 +1,7 @@
-/* Deconvolution bindings: Richardson–Lucy, Gaussian PSF, and a timing hook
- * for the benchmark's floor (four bare FFTW r2c/c2r transforms). */
-#include "legacy.h"
+/* Deconvolution helpers that are not ops (Richardson–Lucy itself runs
+ * through run_op): FFTW wisdom, the Gaussian PSF, and a timing hook for the
+ * benchmark's floor (four bare FFTW r2c/c2r transforms). */
+#include "common.h"
 
 #include <fftw3.h>
 #include <time.h>
@@ -8,59 +9,6 @@
 /* The library's FFTW planner lock (internal symbol of the static library). */
 void voxa__fftw_lock(void);
 void voxa__fftw_unlock(void);
-
-/* deconv_rl(image, psf, out, boundary, num_iter, clip, filter_epsilon,
- *           accelerate, progress) -> None; `out` is written. */
-PyObject *vx_py_deconv_rl(PyObject *self, PyObject *args, PyObject *kw) {
-    static char *kwlist[] = {"image", "psf", "out", "boundary", "num_iter", "clip",
-                             "filter_epsilon", "accelerate", "progress", "measure", NULL};
-    PyObject *img_o, *psf_o, *out_o, *prog_o = Py_None;
-    const char *bname = "free";
-    int iters = 20, clip = 0, accel = 0, measure = 0;
-    double fe = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOO|sipdpOp", kwlist, &img_o, &psf_o, &out_o,
-                                     &bname, &iters, &clip, &fe, &accel, &prog_o, &measure))
-        return NULL;
-    voxa_rl_boundary b;
-    voxa_status s = voxa_rl_boundary_from_name(bname, &b);
-    if (s != VOXA_OK) return vx_raise(s);
-    Py_buffer vi, vp, vo;
-    voxa_array ai, ap, ao;
-    if (vx_get_array(img_o, 0, "image", &vi, &ai) < 0) return NULL;
-    if (vx_get_array(psf_o, 0, "psf", &vp, &ap) < 0) {
-        PyBuffer_Release(&vi);
-        return NULL;
-    }
-    if (vx_get_array(out_o, 1, "out", &vo, &ao) < 0) {
-        PyBuffer_Release(&vi);
-        PyBuffer_Release(&vp);
-        return NULL;
-    }
-    voxa_rl_options o;
-    voxa_rl_options_init(&o);
-    o.iterations = iters;
-    o.clip = clip;
-    o.filter_epsilon = fe;
-    o.accelerate = accel;
-    vx_progress pp = {prog_o, 0};
-    o.progress = vx_progress_bridge(&pp);
-    Py_BEGIN_ALLOW_THREADS
-    voxa_rl_plan *plan = NULL;
-    if (ai.ndim < 1 || ai.ndim > 3) {
-        s = voxa_deconv_rl(&ai, &ap, &ao, b, &o); /* reports the ndim error */
-    } else {
-        s = voxa_rl_plan_new(&plan, ai.ndim, ai.shape, &ap, b, measure ? VOXA_RL_MEASURE : 0);
-        if (s == VOXA_OK) s = voxa_rl_plan_execute(plan, &ai, &ao, &o);
-        voxa_rl_plan_free(plan);
-    }
-    Py_END_ALLOW_THREADS
-    PyBuffer_Release(&vi);
-    PyBuffer_Release(&vp);
-    PyBuffer_Release(&vo);
-    if (pp.failed) return NULL; /* the callback's own exception */
-    if (s != VOXA_OK) return vx_raise(s);
-    Py_RETURN_NONE;
-}
 
 /* deconv_wisdom(path, save=False): load (or save) FFTW wisdom. */
 PyObject *vx_py_deconv_wisdom(PyObject *self, PyObject *args, PyObject *kw) {

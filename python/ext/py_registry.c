@@ -6,8 +6,8 @@
  *    "ninputs", "flags": ["local"|"global"|"same_shape"|"halo_approx"|"count"],
  *    "in_dtypes": [dtype names] (empty: any), "has_halo", "has_describe",
  *    "params": [{"name", "type", "default", "help", "choices", "min", "max",
- *                "flags": ["required"|"per_axis"|"hidden"], "oneof",
- *                "metavar"}]}
+ *                "flags": ["required"|"per_axis"|"hidden"|"output"], "oneof",
+ *                "metavar", "alias"}]}
  *
  * "type" is flag, int, float, choice, dtype, ints, floats, string, array or
  * table; "default" is the parsed default as a Python value (None: absent);
@@ -71,16 +71,16 @@ static PyObject *default_value(const voxa_param *p, const voxa_value *v) {
 }
 
 static PyObject *param_dict(const voxa_param *p, const voxa_value *v) {
-    static const char *const flag_names[] = {"required", "per_axis", "hidden"};
+    static const char *const flag_names[] = {"required", "per_axis", "hidden", "output"};
     int ranged = p->min <= p->max && p->type != VOXA_PARAM_CHOICE &&
                  p->type != VOXA_PARAM_DTYPE && p->type <= VOXA_PARAM_FLOATS;
-    return Py_BuildValue("{s:s,s:s,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N}", "name", p->name, "type",
+    return Py_BuildValue("{s:s,s:s,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N}", "name", p->name, "type",
                          type_names[p->type], "default", default_value(p, v), "help",
                          text_or_none(p->help), "choices", split_words(p->choices), "min",
                          ranged ? PyFloat_FromDouble(p->min) : Py_NewRef(Py_None), "max",
                          ranged ? PyFloat_FromDouble(p->max) : Py_NewRef(Py_None), "flags",
-                         bit_names(p->flags, flag_names, 3), "oneof", text_or_none(p->oneof),
-                         "metavar", text_or_none(p->metavar));
+                         bit_names(p->flags, flag_names, 4), "oneof", text_or_none(p->oneof),
+                         "metavar", text_or_none(p->metavar), "alias", text_or_none(p->alias));
 }
 
 static PyObject *op_dict(const voxa_op *op) {

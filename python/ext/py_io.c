@@ -67,20 +67,29 @@ PyObject *vx_py_csv_parse(PyObject *self, PyObject *args, PyObject *kw) {
     return table_result(&t);
 }
 
-/* csv_read(path) -> (names, values bytearray, nrows) */
-PyObject *vx_py_csv_read(PyObject *self, PyObject *args, PyObject *kw) {
+/* Parse the one argument, a path, and run fn(path, result) with the GIL
+ * released. Returns 0, or -1 with an exception. */
+typedef voxa_status (*reader)(const char *path, void *result);
+static voxa_status csv_reader(const char *path, void *t) { return voxa_csv_read(path, t); }
+static voxa_status array_reader(const char *path, void *a) { return voxa_read(path, a); }
+
+static int read_path(PyObject *args, PyObject *kw, reader fn, void *result) {
     static char *kwlist[] = {"path", NULL};
     PyObject *path_obj;
     if (!PyArg_ParseTupleAndKeywords(args, kw, "O&", kwlist, PyUnicode_FSConverter, &path_obj))
-        return NULL;
-    voxa_table t;
+        return -1;
     voxa_status s;
     Py_BEGIN_ALLOW_THREADS
-    s = voxa_csv_read(PyBytes_AS_STRING(path_obj), &t);
+    s = fn(PyBytes_AS_STRING(path_obj), result);
     Py_END_ALLOW_THREADS
     Py_DECREF(path_obj);
-    if (s != VOXA_OK) return vx_raise(s);
-    return table_result(&t);
+    return s == VOXA_OK ? 0 : (vx_raise(s), -1);
+}
+
+/* csv_read(path) -> (names, values bytearray, nrows) */
+PyObject *vx_py_csv_read(PyObject *self, PyObject *args, PyObject *kw) {
+    voxa_table t;
+    return read_path(args, kw, csv_reader, &t) < 0 ? NULL : table_result(&t);
 }
 
 /* ---- zero-copy read ---------------------------------------------------------
@@ -116,18 +125,9 @@ static PyTypeObject owned_type = {
 };
 
 PyObject *vx_py_read_array(PyObject *self, PyObject *args, PyObject *kw) {
-    static char *kwlist[] = {"path", NULL};
-    PyObject *path_obj;
-    if (!(owned_type.tp_flags & Py_TPFLAGS_READY) && PyType_Ready(&owned_type) < 0) return NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&", kwlist, PyUnicode_FSConverter, &path_obj))
-        return NULL;
     voxa_array a;
-    voxa_status s;
-    Py_BEGIN_ALLOW_THREADS
-    s = voxa_read(PyBytes_AS_STRING(path_obj), &a);
-    Py_END_ALLOW_THREADS
-    Py_DECREF(path_obj);
-    if (s != VOXA_OK) return vx_raise(s);
+    if (!(owned_type.tp_flags & Py_TPFLAGS_READY) && PyType_Ready(&owned_type) < 0) return NULL;
+    if (read_path(args, kw, array_reader, &a) < 0) return NULL;
     vx_owned *o = PyObject_New(vx_owned, &owned_type);
     if (!o) {
         voxa_array_free(&a);

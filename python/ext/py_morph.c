@@ -43,7 +43,8 @@ PyObject *vx_py_morph_element(PyObject *self, PyObject *args, PyObject *kw) {
         vx_raise(s);
         goto done;
     }
-    ret = Py_BuildValue("(NN)", PyByteArray_FromStringAndSize(a.data, (Py_ssize_t)voxa_array_size(&a)),
+    Py_ssize_t bytes = (Py_ssize_t)voxa_array_size(&a); /* bool: one byte each */
+    ret = Py_BuildValue("(NN)", PyByteArray_FromStringAndSize(a.data, bytes),
                         vx_shape(ndim, a.shape));
     voxa_array_free(&a);
 done:

@@ -193,9 +193,11 @@ static void drop_group_defaults(call *c, const char *given) {
     const voxa_op *op = c->op;
     for (int i = 0; i < op->nparams; i++) {
         if (!given[i] || !op->params[i].oneof) continue;
-        for (int j = 0; j < op->nparams; j++)
-            if (!given[j] && op->params[j].oneof && !strcmp(op->params[j].oneof, op->params[i].oneof))
+        for (int j = 0; j < op->nparams; j++) {
+            const char *g = op->params[j].oneof;
+            if (!given[j] && g && !strcmp(g, op->params[i].oneof))
                 voxa_args_clear(&c->args, op->params[j].name);
+        }
     }
 }
 
@@ -279,38 +281,37 @@ done:
     return ret;
 }
 
-PyObject *vx_py_op_output(PyObject *self, PyObject *args, PyObject *kw) {
+/* op_output and op_describe: check the arguments against the input, then
+ * ask for the output's dtype and shape, or the algorithm's description. */
+static PyObject *query(PyObject *args, PyObject *kw, const char *fname, int describe) {
     PyObject *name, *in_o, *ret = NULL;
     if (!PyArg_ParseTuple(args, "UO", &name, &in_o)) return NULL;
     call c;
-    if (call_init(&c, "op_output", name, in_o, kw, NULL) == 0) {
+    if (call_init(&c, fname, name, in_o, kw, NULL) == 0) {
+        const voxa_array *in = c.has_in ? &c.in : NULL;
+        const voxa_op *op = c.op;
+        char buf[512];
         voxa_dtype dt;
         int nd;
         int64_t shape[VOXA_MAXDIM + 1];
-        const voxa_array *in = c.has_in ? &c.in : NULL;
         voxa_status s = voxa_op_check(&c.args, in);
-        if (s == VOXA_OK) s = voxa_op_output(&c.args, in, &dt, &nd, shape);
+        if (s == VOXA_OK && !describe) s = voxa_op_output(&c.args, in, &dt, &nd, shape);
+        if (s == VOXA_OK && describe && op->describe)
+            s = op->describe(&c.args, in, buf, sizeof buf);
         if (s != VOXA_OK) vx_raise(s);
-        else ret = Py_BuildValue("(sN)", voxa_dtype_name(dt), vx_shape(nd, shape));
+        else if (!describe) ret = Py_BuildValue("(sN)", voxa_dtype_name(dt), vx_shape(nd, shape));
+        else ret = op->describe ? PyUnicode_FromString(buf) : Py_NewRef(Py_None);
     }
     call_free(&c);
     return ret;
 }
 
+PyObject *vx_py_op_output(PyObject *self, PyObject *args, PyObject *kw) {
+    return query(args, kw, "op_output", 0);
+}
+
 PyObject *vx_py_op_describe(PyObject *self, PyObject *args, PyObject *kw) {
-    PyObject *name, *in_o, *ret = NULL;
-    if (!PyArg_ParseTuple(args, "UO", &name, &in_o)) return NULL;
-    call c;
-    if (call_init(&c, "op_describe", name, in_o, kw, NULL) == 0) {
-        char buf[512];
-        const voxa_array *in = c.has_in ? &c.in : NULL;
-        voxa_status s = voxa_op_check(&c.args, in);
-        if (s == VOXA_OK && c.op->describe) s = c.op->describe(&c.args, in, buf, sizeof buf);
-        if (s != VOXA_OK) vx_raise(s);
-        else ret = c.op->describe ? PyUnicode_FromString(buf) : Py_NewRef(Py_None);
-    }
-    call_free(&c);
-    return ret;
+    return query(args, kw, "op_describe", 1);
 }
 
 PyObject *vx_py_op_halo(PyObject *self, PyObject *args, PyObject *kw) {

@@ -20,15 +20,17 @@
 static const char *const type_names[] = {"flag", "int", "float", "choice", "dtype",
                                          "ints", "floats", "string", "array", "table"};
 
+/* Append item (a new reference, or NULL) to *l; on failure *l is cleared. */
+static void append(PyObject **l, PyObject *item) {
+    if (*l && (!item || PyList_Append(*l, item) < 0)) Py_CLEAR(*l);
+    Py_XDECREF(item);
+}
+
 /* A list of the names whose bit is set in `bits`. */
 static PyObject *bit_names(unsigned bits, const char *const *names, int n) {
     PyObject *l = PyList_New(0);
-    for (int i = 0; l && i < n; i++) {
-        if (!(bits & (1u << i)) || !names[i]) continue;
-        PyObject *s = PyUnicode_FromString(names[i]);
-        if (!s || PyList_Append(l, s) < 0) Py_CLEAR(l);
-        Py_XDECREF(s);
-    }
+    for (int i = 0; l && i < n; i++)
+        if ((bits & (1u << i)) && names[i]) append(&l, PyUnicode_FromString(names[i]));
     return l;
 }
 
@@ -91,12 +93,9 @@ static PyObject *op_dict(const voxa_op *op) {
     voxa_args a;
     voxa_status s = voxa_args_init(&a, op);
     if (s != VOXA_OK) return vx_raise(s);
-    PyObject *params = PyList_New(op->nparams);
-    for (int i = 0; params && i < op->nparams; i++) {
-        PyObject *d = param_dict(&op->params[i], &a.v[i]);
-        if (!d) Py_CLEAR(params);
-        else PyList_SET_ITEM(params, i, d);
-    }
+    PyObject *params = PyList_New(0);
+    for (int i = 0; params && i < op->nparams; i++)
+        append(&params, param_dict(&op->params[i], &a.v[i]));
     voxa_args_free(&a);
     if (!params) return NULL;
     return Py_BuildValue("{s:s,s:N,s:N,s:N,s:N,s:N,s:i,s:N,s:N,s:O,s:O,s:N}", "name", op->name,
@@ -113,11 +112,7 @@ static PyObject *op_dict(const voxa_op *op) {
 PyObject *vx_py_ops(PyObject *self, PyObject *args, PyObject *kw) {
     int n;
     const voxa_op *const *ops = voxa_ops(&n);
-    PyObject *l = PyList_New(n);
-    for (int i = 0; l && i < n; i++) {
-        PyObject *d = op_dict(ops[i]);
-        if (!d) Py_CLEAR(l);
-        else PyList_SET_ITEM(l, i, d);
-    }
+    PyObject *l = PyList_New(0);
+    for (int i = 0; l && i < n; i++) append(&l, op_dict(ops[i]));
     return l;
 }

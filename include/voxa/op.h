@@ -148,6 +148,8 @@ typedef struct voxa_op {
     /* Optional: name the algorithm the arguments select, into buf. */
     voxa_status (*describe)(const voxa_args *a, const voxa_array *in, char *buf, size_t n);
     const void *gpu;      /* kernels for the GPU backends, or NULL */
+    double scratch;       /* working bytes per voxel of a region beyond its
+                             input and output (for planning memory) */
 } voxa_op;
 
 /* ---- the registry ----------------------------------------------------------- */

@@ -106,4 +106,5 @@ const voxa_op voxa__op_deconvolve = {
     .output = output,
     .halo = halo,
     .run = run,
+    .scratch = 28,
 };

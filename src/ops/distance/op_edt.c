@@ -67,4 +67,5 @@ const voxa_op voxa__op_edt = {
     .check = check,
     .output = output,
     .run = run,
+    .scratch = 8,
 };

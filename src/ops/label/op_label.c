@@ -77,4 +77,5 @@ const voxa_op voxa__op_label = {
     .check = check,
     .output = output,
     .run = run,
+    .scratch = 8,
 };

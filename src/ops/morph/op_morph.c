@@ -109,7 +109,7 @@ static voxa_status describe(const voxa_args *a, const voxa_array *in, char *buf,
     .group = "morph", .ninputs = 1, .params = params, .nparams = NPARAMS,               \
     .details = "Exactly one element option. Output: bool, the input's shape.\n",       \
     .flags = VOXA_OP_LOCAL | VOXA_OP_SAME_SHAPE, .check = check, .output = output,      \
-    .halo = halo, .run = run, .describe = describe
+    .halo = halo, .run = run, .describe = describe, .scratch = 4
 
 const voxa_op voxa__op_dilate = {.name = "dilate", .python = "binary_dilation", MORPH_FIELDS,
     .summary = "Binary dilation, equal to scipy.ndimage.binary_dilation."};

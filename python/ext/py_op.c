@@ -100,15 +100,10 @@ static voxa_status set_table(call *c, const voxa_param *p, PyObject *v, int *pye
                          p->name, ncols);
             return VOXA_EINVAL;
         }
-        for (Py_ssize_t i = 0; i < ncols; i++) {
-            /* UTF-8 kept by each str, which the caller's tuple keeps alive */
-            cols[i] = PyUnicode_AsUTF8(PySequence_Fast_GET_ITEM(seq, i));
-            if (!cols[i]) {
-                Py_DECREF(seq);
+        if (vx_keep(&c->bufs, seq) < 0) return VOXA_EINVAL; /* keeps the names' UTF-8 */
+        for (Py_ssize_t i = 0; i < ncols; i++)
+            if (!(cols[i] = PyUnicode_AsUTF8(PySequence_Fast_GET_ITEM(seq, i))))
                 return VOXA_EINVAL;
-            }
-        }
-        Py_DECREF(seq);
     }
     *pyerr = 0;
     return voxa_args_set_array(&c->args, p->name, &arr, names && names != Py_None ? cols : NULL);
@@ -321,7 +316,15 @@ PyObject *vx_py_op_halo(PyObject *self, PyObject *args, PyObject *kw) {
     call c;
     if (call_init(&c, "op_halo", name, NULL, kw, NULL) == 0) {
         int64_t lo[VOXA_MAXDIM], hi[VOXA_MAXDIM];
-        voxa_status s = voxa_op_halo(&c.args, ndim, lo, hi);
+        /* Halo functions read their parameters unchecked: check them first,
+         * against a one-voxel probe of ndim axes (no data is read). */
+        static uint64_t cell;
+        voxa_array probe = {.data = &cell, .ndim = ndim};
+        while (c.op->in_dtypes && !(c.op->in_dtypes & (1u << probe.dtype))) probe.dtype++;
+        for (int d = 0; d < ndim && d < VOXA_MAXDIM; d++) probe.shape[d] = 1;
+        voxa_status s = ndim < 0 || ndim > VOXA_MAXDIM ? VOXA_OK
+                        : voxa_op_check(&c.args, c.op->ninputs ? &probe : NULL);
+        if (s == VOXA_OK) s = voxa_op_halo(&c.args, ndim, lo, hi);
         if (s != VOXA_OK) vx_raise(s);
         else ret = Py_BuildValue("(NN)", vx_shape(ndim, lo), vx_shape(ndim, hi));
     }

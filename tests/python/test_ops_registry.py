@@ -296,3 +296,15 @@ def test_generic_call_equals_scipy():
               <= 2.5 ** 2).any(-1)
     same(generic("balls", None, shape=(12, 13), points=POINTS, radius=2.5,
                  spacing=(1, 2))[0], inside)
+
+
+def test_halo_checks_its_arguments():
+    # halo functions read parameters unchecked: missing ones are refused first
+    with pytest.raises(ValueError, match="psf: required"):
+        _voxa.op_halo("deconvolve", 2)
+    with pytest.raises(ValueError, match="exactly one of"):
+        _voxa.op_halo("dilate", 2)
+    with pytest.raises(ValueError, match="box: 3 values"):
+        _voxa.op_halo("dilate", 2, box=(1, 2, 3))
+    with pytest.raises(ValueError, match="ndim 9"):
+        _voxa.op_halo("dilate", 9, ball=1)

@@ -12,7 +12,7 @@
  *
  * Conversions (None leaves a parameter absent, even one with a default):
  *   flag -> truth value; int -> an integer (__index__); float -> a number;
- *   choice, dtype -> a word (dtype: anything whose str() is a dtype name);
+ *   choice, dtype -> a word (dtype: also np.dtype objects and scalar types);
  *   string -> str or os.PathLike; ints/floats -> a number (every axis) or a
  *   sequence; array -> any buffer; table -> a 1-D/2-D C-contiguous float64
  *   buffer, or (buffer, column names).
@@ -80,40 +80,37 @@ static int get_list(const voxa_param *p, PyObject *v, double *x, int *n) {
     return rc;
 }
 
-/* A table: a buffer, or (buffer, names). */
-static voxa_status set_table(call *c, const voxa_param *p, PyObject *v, int *pyerr) {
+/* A table: a buffer, or (buffer, names). Returns 0, or -1 with an exception. */
+static int set_table(call *c, const voxa_param *p, PyObject *v) {
     PyObject *data = v, *names = NULL;
     if (PyTuple_Check(v) && PyTuple_GET_SIZE(v) == 2) {
         data = PyTuple_GET_ITEM(v, 0);
-        names = PyTuple_GET_ITEM(v, 1);
+        names = PyTuple_GET_ITEM(v, 1) == Py_None ? NULL : PyTuple_GET_ITEM(v, 1);
     }
     voxa_array arr;
-    *pyerr = 1;
-    if (vx_array(&c->bufs, data, 0, p->name, &arr) < 0) return VOXA_EINVAL;
+    if (vx_array(&c->bufs, data, 0, p->name, &arr) < 0) return -1;
     const char *cols[1024];
     Py_ssize_t ncols = arr.ndim == 2 ? arr.shape[1] : 1;
-    if (names && names != Py_None) {
+    if (names) {
         PyObject *seq = PySequence_Fast(names, "");
         if (!seq || PySequence_Fast_GET_SIZE(seq) != ncols || ncols > 1024) {
             Py_XDECREF(seq);
             PyErr_Format(PyExc_ValueError, "%s: expected %zd column names (at most 1024)",
                          p->name, ncols);
-            return VOXA_EINVAL;
+            return -1;
         }
-        if (vx_keep(&c->bufs, seq) < 0) return VOXA_EINVAL; /* keeps the names' UTF-8 */
+        if (vx_keep(&c->bufs, seq) < 0) return -1; /* keeps the names' UTF-8 */
         for (Py_ssize_t i = 0; i < ncols; i++)
-            if (!(cols[i] = PyUnicode_AsUTF8(PySequence_Fast_GET_ITEM(seq, i))))
-                return VOXA_EINVAL;
+            if (!(cols[i] = PyUnicode_AsUTF8(PySequence_Fast_GET_ITEM(seq, i)))) return -1;
     }
-    *pyerr = 0;
-    return voxa_args_set_array(&c->args, p->name, &arr, names && names != Py_None ? cols : NULL);
+    voxa_status s = voxa_args_set_array(&c->args, p->name, &arr, names ? cols : NULL);
+    return s == VOXA_OK ? 0 : (vx_raise(s), -1);
 }
 
 /* Set parameter p from v. Returns 0, or -1 with a Python exception. */
 static int set_param(call *c, const voxa_param *p, PyObject *v) {
     voxa_args *a = &c->args;
     voxa_status s = VOXA_OK;
-    int pyerr = 0;
     switch (v == Py_None ? -1 : (int)p->type) {
     case -1:
         s = voxa_args_clear(a, p->name);
@@ -160,7 +157,9 @@ static int set_param(call *c, const voxa_param *p, PyObject *v) {
         if (p->type == VOXA_PARAM_STRING && !PyUnicode_Check(v)) {
             if (vx_path(&c->bufs, v, &text) < 0) return -1;
         } else {
-            PyObject *str = PyObject_Str(v);
+            PyObject *str = p->type == VOXA_PARAM_DTYPE && PyType_Check(v) /* np.uint16 */
+                                ? PyObject_GetAttrString(v, "__name__")
+                                : PyObject_Str(v);
             if (vx_keep(&c->bufs, str) < 0 || !(text = PyUnicode_AsUTF8(str))) return -1;
         }
         s = voxa_args_parse(a, p->name, text);
@@ -174,16 +173,14 @@ static int set_param(call *c, const voxa_param *p, PyObject *v) {
         break;
     }
     case VOXA_PARAM_TABLE:
-        s = set_table(c, p, v, &pyerr);
-        break;
+        return set_table(c, p, v);
     }
-    if (pyerr) return -1;
-    if (s != VOXA_OK) return vx_raise(s), -1;
-    return 0;
+    return s == VOXA_OK ? 0 : (vx_raise(s), -1);
 }
 
 /* A parameter given in a group of exclusive ones ("oneof") replaces the
- * defaults of the others, as the CLI does; two given still conflict. */
+ * defaults of the others (label: structure= drops connectivity's default);
+ * two given still conflict. */
 static void drop_group_defaults(call *c, const char *given) {
     const voxa_op *op = c->op;
     for (int i = 0; i < op->nparams; i++) {

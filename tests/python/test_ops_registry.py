@@ -243,6 +243,13 @@ def test_bad_calls():
         _voxa.run_op("dilate", MASK, ro, ball=1)
 
 
+def test_dtype_values():
+    for dt in ("uint16", np.uint16, np.dtype(np.uint16)):
+        assert generic("label", MASK, dtype=dt)[0].dtype == np.uint16
+    with pytest.raises(ValueError, match="dtype"):
+        generic("label", MASK, dtype=np.float32)
+
+
 def test_none_leaves_a_parameter_absent():
     # connectivity has a default; None removes it, structure takes its place
     out = np.empty(MASK.shape, np.int32)

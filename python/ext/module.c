@@ -27,7 +27,11 @@
     X(deconv_wisdom, "deconv_wisdom(path, save=False): load or save FFTW wisdom (measured "     \
                      "plans)")                                                                   \
     X(morph_element, "morph_element(ndim, kind, radius, spacing, box, connectivity) -> "        \
-                     "(bytearray, shape)")
+                     "(bytearray, shape)")                                                       \
+    X(label_first, "label_first(ids, n, origin, whole, first): first voxel of each block label") \
+    X(label_face_pairs, "label_face_pairs(ids, axis, region_lo, own_lo, own_hi, structure) -> "  \
+                        "bytes of int64 (a, b) pairs joined across a face")                      \
+    X(label_resolve, "label_resolve(first, pairs, final) -> n: scipy numbering of block ids")
 
 #define VX_DECLARE(name, doc) PyObject *vx_py_##name(PyObject *, PyObject *, PyObject *);
 VX_METHODS(VX_DECLARE)

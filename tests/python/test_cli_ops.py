@@ -256,6 +256,12 @@ def test_generated_output_report(cli, tmp_path):
     n = int(got.sum())
     assert r.stdout == (f"balls: 2 points -> {n} of 256 voxels non-zero "
                         f"({100 * n / 256:.3f}%) -> {tmp_path / 'b.npy'}\n")
+    # a streamed run reports the same
+    r = run_ok(cli, "balls", "--shape=16,16", "--points", tmp_path / "p.csv", "-o",
+               tmp_path / "b.npy", "--mem-limit", "1G", "--chunks", "5,7")
+    assert r.stdout == (f"balls: 2 points -> {n} of 256 voxels non-zero "
+                        f"({100 * n / 256:.3f}%) -> {tmp_path / 'b.npy'}\n")
+    assert np.array_equal(np.load(tmp_path / "b.npy"), got)
 
 
 def test_parameter_alias_and_required_group(cli, tmp_path):

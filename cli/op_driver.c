@@ -365,11 +365,6 @@ int cli_run_op(const voxa_op *op, int argc, char **argv) {
     voxa_store *store = NULL;
     rc = set_args(&c, &a, &in, c.mem_limit ? &store : NULL);
     if (rc != CLI_OK) goto done;
-    if (c.mem_limit) {
-        memset(&in, 0, sizeof in); /* a metadata view of the store */
-        rc = run_streamed(&c, &a, store);
-        goto done;
-    }
     char buf[512];
     if (c.describe) {
         if (op->describe(&a, inp, buf, sizeof buf) != VOXA_OK) {
@@ -377,6 +372,11 @@ int cli_run_op(const voxa_op *op, int argc, char **argv) {
             goto done;
         }
         fprintf(stderr, "%s: path: %s\n", c.cmd, buf);
+    }
+    if (c.mem_limit) {
+        memset(&in, 0, sizeof in); /* a metadata view of the store */
+        rc = run_streamed(&c, &a, store);
+        goto done;
     }
     voxa_dtype dt;
     int nd;

@@ -246,6 +246,10 @@ def test_describe(cli, tmp_path, mask):
     r = run_ok(cli, "morph", "close", tmp_path / "m.npy", "-o", tmp_path / "c.npy",
                "--diamond", "2", "--describe")
     assert r.stderr.startswith("morph: path: ") and "diamond" in r.stderr
+    r = run_ok(cli, "morph", "close", tmp_path / "m.npy", "-o", tmp_path / "s.npy",
+               "--diamond", "2", "--describe", "--mem-limit", "64K")  # streamed: the same
+    assert r.stderr.startswith("morph: path: ") and "diamond" in r.stderr
+    assert np.array_equal(np.load(tmp_path / "s.npy"), np.load(tmp_path / "c.npy"))
 
 
 def test_generated_output_report(cli, tmp_path):

@@ -73,16 +73,6 @@ int cli_parse(int argc, char **argv, const cli_option *opts, int nopts,
     return CLI_OK;
 }
 
-bool cli_parse_double(const char *s, double *out) {
-    if (!s || !*s) return false;
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (*end || errno == ERANGE || !isfinite(v)) return false;
-    *out = v;
-    return true;
-}
-
 bool cli_parse_int(const char *s, long *out) {
     if (!s || !*s) return false;
     char *end;
@@ -136,10 +126,4 @@ int cli_progress(int64_t done, int64_t total, void *user) {
     }
     fflush(stderr);
     return 1;
-}
-
-const char *cli_ext(const char *path) {
-    const char *dot = strrchr(path, '.');
-    const char *slash = strrchr(path, '/');
-    return dot && (!slash || dot > slash) ? dot : "";
 }

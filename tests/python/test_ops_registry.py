@@ -67,6 +67,11 @@ CASES = {
                               indices=np.empty((2,) + MASK.shape, np.int32))[0],
          lambda: voxa.distance_transform_edt(MASK, return_indices=True)[0]),
     ],
+    "fill_holes": [
+        (lambda: generic("fill_holes", MASK)[0], lambda: voxa.binary_fill_holes(MASK)),
+        (lambda: generic("fill_holes", MASK, structure=FOOT, connectivity=None)[0],
+         lambda: voxa.binary_fill_holes(MASK, structure=FOOT)),
+    ],
     "balls": [
         (lambda: generic("balls", None, shape=(12, 13), points=POINTS, radius=2.5)[0],
          lambda: voxa.balls((12, 13), POINTS, 2.5)),
@@ -124,7 +129,7 @@ def cases(name):
 
 def test_registry_lists_the_ops():
     assert {"label", "dilate", "erode", "open", "close", "edt", "balls", "deconvolve", "roi",
-            "paste"} <= set(OPS)
+            "paste", "fill_holes"} <= set(OPS)
 
 
 @pytest.mark.parametrize("name", sorted(OPS))
@@ -287,6 +292,7 @@ def test_generic_call_equals_scipy():
     same(generic("dilate", MASK, connectivity=2, border_value=1)[0],
          ndi.binary_dilation(MASK, st, border_value=1))
     same(generic("label", MASK, connectivity=2), ndi.label(MASK, st))
+    same(generic("fill_holes", MASK, connectivity=2)[0], ndi.binary_fill_holes(MASK, st))
     same(generic("edt", MASK, spacing=(2.0, 1.0))[0],
          ndi.distance_transform_edt(MASK, sampling=(2.0, 1.0)))
     ref_idx = ndi.distance_transform_edt(MASK, return_distances=False, return_indices=True)

@@ -70,6 +70,12 @@ bool cli_is_group(const char *group);
 const char *cli_op_word(const voxa_op *op);
 /* Run `voxa <op> ...`: argv[0] is the op's word (after the group, if any). */
 int cli_run_op(const voxa_op *op, int argc, char **argv);
+
+/* A byte size: a positive number with an optional K, M, G or T suffix
+ * (powers of 1024) and an optional B. */
+bool cli_parse_size(const char *s, int64_t *out);
+/* A view with a store's dtype, ndim and shape and no data, for checks. */
+voxa_array cli_store_meta(const voxa_store *s);
 /* Run `voxa <group> <op> ...`: argv[0] is the group. */
 int cli_run_group(int argc, char **argv);
 /* Help generated from the descriptors: one op, or every op of a group. */

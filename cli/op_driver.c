@@ -32,6 +32,9 @@ typedef struct call {
     char ref[64];           /* "label", "morph open": for "see voxa help ..." */
     const char *in_path, *out_path;
     bool describe;
+    bool dry_run;           /* --dry-run: print the streamed plan, run nothing */
+    const char *mem_limit;  /* --mem-limit: run block by block (stream) */
+    const char *chunks;     /* --chunks: the block shape */
     int nopt;               /* options given, in order (the last one wins) */
     int param[MAXGIVEN];
     const char *text[MAXGIVEN];
@@ -164,6 +167,20 @@ static int parse(call *c, int argc, char **argv) {
         snprintf(key, sizeof key, "%.*s", (int)(len < 63 ? len : 63), name);
         int p = -1;
         bool flag = false;
+        const char **stream_opt = !strcmp(key, "mem-limit") ? &c->mem_limit
+                                  : !strcmp(key, "chunks")  ? &c->chunks
+                                                            : NULL;
+        if (!strcmp(key, "dry-run")) {
+            if (val) return cli_error(c->cmd, CLI_USAGE, "option --dry-run takes no value");
+            c->dry_run = true;
+            continue;
+        }
+        if (stream_opt) {
+            if (!val && i + 1 >= argc)
+                return cli_error(c->cmd, CLI_USAGE, "option %s needs a value", a);
+            *stream_opt = val ? val : argv[++i];
+            continue;
+        }
         if (!strcmp(key, "describe") && op->describe) {
             flag = true;
         } else if (strcmp(key, "output")) {
@@ -189,7 +206,8 @@ static int parse(call *c, int argc, char **argv) {
     }
     if (npos < op->ninputs)
         return cli_error(c->cmd, CLI_USAGE, "expected one input file (see voxa help %s)", c->ref);
-    if (!c->out_path)
+    if ((c->chunks || c->dry_run) && !c->mem_limit) c->mem_limit = "1G";
+    if (!c->out_path && !c->dry_run)
         return cli_error(c->cmd, CLI_USAGE, "missing -o OUT (see voxa help %s)", c->ref);
     return CLI_OK;
 }
@@ -242,7 +260,7 @@ static int check_given(const call *c) {
 /* Set the arguments from the command line: plain values first (usage
  * errors), then IN and the file-valued options (failures), then the op's
  * check. An option given replaces the default of its exclusive group. */
-static int set_args(const call *c, voxa_args *a, voxa_array *in) {
+static int set_args(const call *c, voxa_args *a, voxa_array *in, voxa_store **store) {
     const voxa_op *op = c->op;
     if (voxa_args_init(a, op) != VOXA_OK) return report(c, CLI_FAIL);
     for (int k = 0; k < c->nopt; k++)
@@ -251,8 +269,10 @@ static int set_args(const call *c, voxa_args *a, voxa_array *in) {
                 !given(c, j))
                 voxa_args_clear(a, op->params[j].name);
     for (int pass = 0; pass < 2; pass++) {
-        if (pass == 1 && op->ninputs > 0 && voxa_read(c->in_path, in) != VOXA_OK)
+        if (pass == 1 && op->ninputs > 0 &&
+            (store ? voxa_store_open(c->in_path, store) : voxa_read(c->in_path, in)) != VOXA_OK)
             return cli_error(c->cmd, CLI_FAIL, "%s", library_message(c));
+        if (pass == 1 && store && *store) *in = cli_store_meta(*store);
         for (int k = 0; k < c->nopt; k++) {
             const voxa_param *p = &op->params[c->param[k]];
             if (file_valued(p) != (pass == 1)) continue;
@@ -282,6 +302,51 @@ static void report_generated(const call *c, const voxa_args *a, const voxa_array
     printf("%s\n", c->out_path);
 }
 
+/* --mem-limit: plan, then (unless --dry-run) run block by block from the
+ * input store into an output store published only when complete. */
+static int run_streamed(const call *c, const voxa_args *a, voxa_store *in) {
+    voxa_stream_options o;
+    memset(&o, 0, sizeof o);
+    if (!cli_parse_size(c->mem_limit, &o.mem_limit))
+        return cli_error(c->cmd, CLI_USAGE, "--mem-limit '%s': expected a size such as 512M or "
+                         "2G", c->mem_limit);
+    voxa_stream_plan p;
+    if (voxa_stream_plan_make(a, in, &o, &p) != VOXA_OK) return report(c, CLI_USAGE);
+    if (c->chunks) {
+        int n = cli_parse_int64s(c->chunks, o.block, VOXA_MAXDIM);
+        bool ok = n == p.ndim;
+        for (int d = 0; ok && d < n; d++) ok = o.block[d] >= 1;
+        if (!ok)
+            return cli_error(c->cmd, CLI_USAGE, "--chunks '%s': expected %d sizes >= 1", c->chunks,
+                             p.ndim);
+        if (voxa_stream_plan_make(a, in, &o, &p) != VOXA_OK) return report(c, CLI_USAGE);
+    }
+    char text[1024];
+    if (c->dry_run) {
+        voxa_stream_plan_text(&p, text, sizeof text);
+        fputs(text, stdout);
+        return CLI_OK;
+    }
+    if (p.peak_bytes > o.mem_limit)
+        return cli_error(c->cmd, CLI_FAIL, "--mem-limit %s: the plan needs about %.1f MiB%s",
+                         c->mem_limit, (double)p.peak_bytes / 1048576.0,
+                         p.whole ? " (this op reads the whole volume)" : " with these --chunks");
+    o.progress = (voxa_progress){cli_progress, (void *)cli_op_word(c->op)};
+    voxa_store *out = NULL;
+    int64_t count = -1;
+    if (voxa_store_create(c->out_path, p.out_dtype, p.ndim, p.shape, NULL, &out) != VOXA_OK ||
+        voxa_stream_run(a, in, out, &o, &count) != VOXA_OK || voxa_store_commit(out) != VOXA_OK) {
+        voxa_store_close(out);
+        return report(c, CLI_FAIL);
+    }
+    voxa_store_close(out);
+    if (c->op->flags & VOXA_OP_COUNT) {
+        if (c->op->ninputs == 0) printf("%s: %lld voxels non-zero -> %s\n", c->cmd, (long long)count, c->out_path);
+        else printf("%lld\n", (long long)count);
+    }
+    return CLI_OK;
+}
+
 int cli_run_op(const voxa_op *op, int argc, char **argv) {
     call c;
     memset(&c, 0, sizeof c);
@@ -298,8 +363,14 @@ int cli_run_op(const voxa_op *op, int argc, char **argv) {
     memset(&in, 0, sizeof in);
     memset(&out, 0, sizeof out);
     const voxa_array *inp = op->ninputs > 0 ? &in : NULL;
-    rc = set_args(&c, &a, &in);
+    voxa_store *store = NULL;
+    rc = set_args(&c, &a, &in, c.mem_limit ? &store : NULL);
     if (rc != CLI_OK) goto done;
+    if (c.mem_limit) {
+        memset(&in, 0, sizeof in); /* a metadata view of the store */
+        rc = run_streamed(&c, &a, store);
+        goto done;
+    }
     char buf[512];
     if (c.describe) {
         if (op->describe(&a, inp, buf, sizeof buf) != VOXA_OK) {
@@ -322,6 +393,7 @@ int cli_run_op(const voxa_op *op, int argc, char **argv) {
     if (op->ninputs == 0) report_generated(&c, &a, &out, count);
     else if (op->flags & VOXA_OP_COUNT) printf("%lld\n", (long long)count);
 done:
+    voxa_store_close(store);
     voxa_args_free(&a);
     voxa_array_free(&in);
     voxa_array_free(&out);

@@ -177,6 +177,7 @@ static void usage(FILE *f, const char *cmd, const voxa_op *op) {
             }
         }
     if (op->describe) usage_word(f, &at, col, "[--describe]");
+    usage_word(f, &at, col, "[--mem-limit SIZE [--chunks Z,Y,X] [--dry-run]]");
     fputc('\n', f);
 }
 
@@ -208,6 +209,11 @@ static void block(FILE *f, const char *cmd, const voxa_op *op) {
     }
     if (op->describe)
         option_line(f, 2, "--describe", "print the algorithm the arguments select, on stderr");
+    option_line(f, 2, "--mem-limit SIZE", "run block by block within SIZE bytes (K, M, G "
+                "suffixes): volumes larger than memory; .npy is read and written by regions");
+    option_line(f, 2, "--chunks Z,Y,X", "with --mem-limit: the block shape (default: the "
+                "largest that fits)");
+    option_line(f, 2, "--dry-run", "print the plan (blocks, halo, peak memory) and exit");
     if (op->details) fprintf(f, "\n%s", op->details);
 }
 

@@ -143,6 +143,7 @@ def test_op_is_described(name):
     assert op["summary"] and op["summary"].strip()
     assert op["python"] and callable(getattr(voxa, op["python"]))
     assert op["ninputs"] in (0, 1)
+    assert op["scratch"] >= 0
     assert ("local" in op["flags"]) != ("global" in op["flags"])
     for p in op["params"]:
         assert p["help"] and p["help"].strip(), f"{name}.{p['name']}: no help"

@@ -118,7 +118,7 @@ def _table(c, size, centered):
     patch bounds overflow int64 are refused here, while the values are exact
     (float64 rounds beyond 2**53)."""
     f = c.astype(np.float64)
-    if f.size and np.abs(f).max() >= 2.0**62:  # sizes are < 2**62: only then can it overflow
+    if f.size and np.abs(f).max() >= 2.0**62:  # the op caps sizes at 1e15: no overflow below
         imax, imin = np.iinfo(np.int64).max, np.iinfo(np.int64).min
         for d, s in enumerate(size):
             off = s // 2 if centered else 0

@@ -145,6 +145,7 @@ def test_op_is_described(name):
     assert op["ninputs"] in (0, 1)
     assert op["scratch"] >= 0
     assert ("local" in op["flags"]) != ("global" in op["flags"])
+    assert not {"progress", "count"} & {p["name"] for p in op["params"]}  # run_op's own
     for p in op["params"]:
         assert p["help"] and p["help"].strip(), f"{name}.{p['name']}: no help"
         assert p["type"] in TYPES

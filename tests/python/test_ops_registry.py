@@ -323,3 +323,21 @@ def test_halo_checks_its_arguments():
         _voxa.op_halo("dilate", 2, box=(1, 2, 3))
     with pytest.raises(ValueError, match="ndim 9"):
         _voxa.op_halo("dilate", 9, ball=1)
+
+
+def test_concurrent_generic_calls():
+    """Several Python threads in run_op at once (the GIL is released; Dask
+    will do this): every result equals the one computed alone, and a failing
+    call's message does not leak into another thread's."""
+    from concurrent.futures import ThreadPoolExecutor
+    calls = [g for name in sorted(CASES) for g, _ in CASES[name]] * 3
+    alone = [g() for g in calls]
+
+    def bad(_):
+        with pytest.raises(ValueError, match="ball radius -1 is negative"):
+            _voxa.run_op("dilate", MASK, np.empty(MASK.shape, bool), ball=-1)
+    with ThreadPoolExecutor(4) as ex:
+        together = list(ex.map(lambda g: g(), calls))
+        list(ex.map(bad, range(20)))
+    for a, b in zip(alone, together):
+        same(b, a)

@@ -341,3 +341,12 @@ def test_concurrent_generic_calls():
         list(ex.map(bad, range(20)))
     for a, b in zip(alone, together):
         same(b, a)
+
+
+def test_connectivity_above_the_op_range():
+    # scipy's generate_binary_structure(ndim, c > ndim) is the full box; the
+    # morph ops take 1..64, so the public function passes min(c, ndim)
+    import scipy.ndimage as ndi
+    for c in (3, 100, 2**40):
+        same(voxa.binary_erosion(MASK, connectivity=c),
+             ndi.binary_erosion(MASK, ndi.generate_binary_structure(2, c)))

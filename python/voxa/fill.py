@@ -136,7 +136,8 @@ def binary_fill_holes(input, structure=None, output=None, origin=0, *, axes=None
     st = None
     if structure is not None or ndim > nax:
         st = np.ascontiguousarray(s, dtype=np.uint8)
-    _voxa.fill_holes(a, target, st, tuple(org))
+    _voxa.run_op("fill_holes", a, target, structure=st,
+                 connectivity=None if st is not None else 1, origin=tuple(org))
     if target is not out:
         np.copyto(out, target, casting="unsafe")
     return None if inplace else out

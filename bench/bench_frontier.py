@@ -68,7 +68,7 @@ def row(name, ts, ref=None, voxels=None, note=""):
             f"{rat} | {note} |")
 
 
-HEAD = ["| method | median | min-max | MVx/s | time / voxa time, per round: median (min-max) | note |",
+HEAD = ["| method | median | min-max | MVx/s | time ratio, per round: median (min-max) | note |",
         "|---|---|---|---|---|---|"]
 
 

@@ -164,3 +164,17 @@ def loadavg():
         return " ".join(f"{x:.2f}" for x in os.getloadavg())
     except OSError:
         return "?"
+
+
+def load_other_ext(path):
+    """Load another build of the extension (a copy of _voxa*.so made before a
+    change) beside the current one, for before/after timings interleaved in
+    one process. The module's init symbol only depends on the last name part,
+    so a copy loads under a package name of its own."""
+    import importlib.machinery
+    import importlib.util
+    loader = importlib.machinery.ExtensionFileLoader("voxa_before._voxa", path)
+    spec = importlib.util.spec_from_file_location("voxa_before._voxa", path, loader=loader)
+    mod = importlib.util.module_from_spec(spec)
+    loader.exec_module(mod)
+    return mod

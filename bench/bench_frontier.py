@@ -21,7 +21,7 @@ two separate runs; the absolute times still move with it, so the load average
 is printed beside each table. RL times are per iteration (voxa: stamps of its
 progress callback, set-up excluded; scipy.fft route: the same).
 
-Run: python bench/bench_frontier.py [--quick] [--rounds N] [label edt rl]
+Run: python bench/bench_frontier.py [--quick] [--rounds=N] [label edt rl]
 (--quick: small shapes, 5 rounds: a smoke test, not a figure)."""
 import os
 import statistics
@@ -42,8 +42,9 @@ import voxa  # noqa: E402
 
 QUICK = "--quick" in sys.argv
 ROUNDS = 5 if QUICK else 11
-if "--rounds" in sys.argv:
-    ROUNDS = int(sys.argv[sys.argv.index("--rounds") + 1])
+for _a in sys.argv[1:]:
+    if _a.startswith("--rounds="):
+        ROUNDS = int(_a.split("=", 1)[1])
 ALL = os.cpu_count()
 
 
@@ -278,7 +279,7 @@ def bench_rl():
 
 
 def main():
-    wanted = [a for a in sys.argv[1:] if not a.startswith("--") and not a.isdigit()]
+    wanted = [a for a in sys.argv[1:] if not a.startswith("--")]
     print(f"## The CPU frontier: voxa vs cc3d, edt, pyFFTW, scipy.fft\n\nmachine: {machine()}; "
           f"{versions()}; {ROUNDS} interleaved rounds{' (QUICK shapes)' if QUICK else ''}\n")
     t0 = time.time()

@@ -144,7 +144,7 @@ if __name__ == "__main__":
         for key in sys.argv[1:i] + sys.argv[i + 2:] or ["large3d", "large2d"]:
             before_after(key, path)
         sys.exit(0)
-    keys = sys.argv[1:] or list(WORKLOADS)
+    keys = [a for a in sys.argv[1:] if not a.startswith("--")] or list(WORKLOADS)
     print(f"machine: {machine()}, voxa threads default {voxa.get_threads()}\n")
     for key in keys:
         run(key, repeats=20 if key == "small" else 5)

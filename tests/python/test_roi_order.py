@@ -2,7 +2,7 @@
 their corner falls in (src/ops/roi/roi_extract.c, make_order). The order must
 never change the result: every patch lands in its own row of `out`, exactly
 once. These tests sit at the order's switches: 255/256/257 patches, cell
-counts past the bucket limit (tiles coarsened), axes ordered by stride
+counts past the 16-bit Morton code (tiles coarsened), axes ordered by stride
 (Fortran order, negative strides), corners outside the image (keys clamped),
 a zero-length axis; `out` is prefilled with a sentinel so a patch written
 twice in place of another, or never, shows."""

@@ -1,7 +1,8 @@
 """extract_patches processes >= 256 patches in the order of the image cell
 their corner falls in (src/ops/roi/roi_extract.c, make_order). The order must
 never change the result: every patch lands in its own row of `out`, exactly
-once. These tests sit at the order's switches: 255/256/257 patches, cell
+once. These tests sit at the order's switches: 255/256/257 patches, the band
+size that picks sorting by the slowest axis or the Morton order, cell
 counts past the 16-bit Morton code (tiles coarsened), axes ordered by stride
 (Fortran order, negative strides), corners outside the image (keys clamped),
 a zero-length axis; `out` is prefilled with a sentinel so a patch written
@@ -79,3 +80,16 @@ def test_zero_length_axis_and_trailing_axes(threads):
           mode="constant", cval=-1)
     img = rng.integers(0, 9, (30, 40, 3), dtype=np.uint8)  # a channel axis taken whole
     check(img, corners(rng, img.shape[:2], (4, 4), 500), (4, 4))
+
+
+@pytest.mark.parametrize("size", [(4, 5, 6), (4, 2, 2), (1, 1, 1)])
+def test_morton_branch(size, threads):
+    # A (20,300,500) float64 image: a band of 4 planes is 4.8 MB, past the
+    # 2 MiB under which patches are sorted by plane alone; (4,2,2) and
+    # (1,1,1) cells need more than 16 Morton bits (tiles coarsened); a
+    # (1,1,1) patch's band is one plane, 1.2 MB: sorted by plane.
+    rng = np.random.default_rng(5)
+    img = rng.standard_normal((20, 300, 500))
+    check(img, corners(rng, img.shape, size, 1500), size)
+    check(img, corners(rng, img.shape, size, 800, margin=3), size, mode="reflect")
+    check(img[::-1, ::2], corners(rng, img[::-1, ::2].shape, size, 600), size)

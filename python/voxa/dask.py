@@ -202,10 +202,23 @@ def _first(lab, origin, whole):
     return first
 
 
-def _face(region, axis, region_lo, own_lo, own_hi, st):
-    raw = _voxa.label_face_pairs(np.ascontiguousarray(region, np.int64), axis, region_lo,
-                                 own_lo, own_hi, st)
-    return np.frombuffer(raw, np.int64).reshape(-1, 2)
+def _block_faces(ghosted, lo, hi, shape, st):
+    """Pairs joined across the block's upper faces: on each axis with a next
+    block, the block's last layer and the ghost layer after it (one voxel
+    wider on the other axes, from the ghost)."""
+    nd = ghosted.ndim
+    glo = [max(lo[d] - 1, 0) for d in range(nd)]
+    out = []
+    for d in range(nd):
+        if hi[d] >= shape[d]:
+            continue
+        sl = tuple(slice(hi[e] - 1 - glo[e], hi[e] + 1 - glo[e]) if e == d else slice(None)
+                   for e in range(nd))
+        rlo = [hi[e] - 1 if e == d else glo[e] for e in range(nd)]
+        raw = _voxa.label_face_pairs(np.ascontiguousarray(ghosted[sl], np.int64), d, rlo, lo, hi,
+                                     st)
+        out.append(np.frombuffer(raw, np.int64).reshape(-1, 2))
+    return np.concatenate(out) if out else np.empty((0, 2), np.int64)
 
 
 def _merge(firsts, pairs):
@@ -249,20 +262,20 @@ def label(input, structure=None, connectivity=1, output=None):
     begin = _starts(x.chunks)
     shape = x.shape
     local_blocks = local.to_delayed()
+    # every block with a one-voxel ghost of its neighbours' global ids
+    # (diagonal ones included; none beyond the volume's edge)
+    ghost = da.overlap.overlap(glob, depth={d: 1 for d in range(nd)}, boundary="none")
+    ghost_blocks = ghost.to_delayed()
     firsts, pairs = [], []
     for idx in np.ndindex(*x.numblocks):
         lo = [int(begin[d][idx[d]]) for d in range(nd)]
         hi = [lo[d] + x.chunks[d][idx[d]] for d in range(nd)]
         firsts.append(dask.delayed(_first, pure=True)(
             local_blocks[idx], lo, shape, dask_key_name=f"voxa-label-first-{tok}-{idx}"))
-        for d in range(nd):
-            if hi[d] >= shape[d]:
-                continue
-            rlo = [hi[e] - 1 if e == d else max(lo[e] - 1, 0) for e in range(nd)]
-            rhi = [hi[e] + 1 if e == d else min(hi[e] + 1, shape[e]) for e in range(nd)]
-            region = glob[tuple(slice(a, b) for a, b in zip(rlo, rhi))]
-            pairs.append(dask.delayed(_face, pure=True)(
-                region, d, rlo, lo, hi, st, dask_key_name=f"voxa-label-face-{tok}-{idx}-{d}"))
+        if any(hi[d] < shape[d] for d in range(nd)):
+            pairs.append(dask.delayed(_block_faces, pure=True)(
+                ghost_blocks[idx], lo, hi, shape, st,
+                dask_key_name=f"voxa-label-face-{tok}-{idx}"))
     table = dask.delayed(_merge, pure=True)(firsts, pairs, dask_key_name="voxa-label-merge-" + tok)
     n = da.from_delayed(dask.delayed(_ncomp, pure=True)(table), shape=(), dtype=np.int64)
     labels = glob.map_blocks(_relabel, table, dtype, dtype=dtype, meta=np.empty((0,) * nd, dtype),

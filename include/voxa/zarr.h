@@ -29,15 +29,16 @@ extern "C" {
 typedef struct voxa_zarr voxa_zarr;
 
 typedef enum voxa_zarr_codec {
-    VOXA_ZARR_RAW = 0,   /* no compression */
-    VOXA_ZARR_BLOSC = 1, /* c-blosc 1.x; see blosc_cname, shuffle */
+    VOXA_ZARR_BLOSC = 0, /* c-blosc 1.x (the default); see blosc_cname, shuffle */
+    VOXA_ZARR_RAW = 1,   /* no compression */
     VOXA_ZARR_ZSTD = 2,
     VOXA_ZARR_GZIP = 3,
     VOXA_ZARR_ZLIB = 4 /* v2 only (v3 has no zlib codec) */
 } voxa_zarr_codec;
 
 /** Options of voxa_zarr_create; all zero means: format 3, chunks of at most
- *  64 along each axis (whole axis when shorter), blosc lz4 level 5 with byte
+ *  128 per axis in 3-D (1024 in 2-D, 2^20 in 1-D, 32 in 4-D and more; the
+ *  whole axis when shorter), blosc lz4 level 5 with byte
  *  shuffle, little endian, C order, fill value 0, no sharding, the format's
  *  default chunk keys ("c/i/j" for v3, "i.j" for v2), no fsync. */
 typedef struct voxa_zarr_options {
@@ -45,7 +46,7 @@ typedef struct voxa_zarr_options {
     int64_t chunks[VOXA_MAXDIM];    /* chunk shape; 0 = default for that axis */
     int64_t shards[VOXA_MAXDIM];    /* v3: shard shape, a multiple of chunks;
                                        all 0 = no sharding */
-    voxa_zarr_codec codec;          /* RAW..ZLIB */
+    voxa_zarr_codec codec;          /* BLOSC (0), RAW, ZSTD, GZIP, ZLIB */
     int level;                      /* compression level; 0 = codec default
                                        (blosc 5, zstd 3, gzip/zlib 6) */
     const char *blosc_cname;        /* "lz4" (NULL), "lz4hc", "zstd", "zlib", "blosclz" */
@@ -81,10 +82,12 @@ typedef struct voxa_zarr_info {
  *  layout this build does not handle, naming it). Close with voxa_zarr_close. */
 VOXA_API voxa_status voxa_zarr_open(const char *path, int writable, voxa_zarr **z);
 
-/** Create an array folder at `path` (made if missing; an existing array's
- *  metadata is replaced, its chunk files are not removed) with the given
- *  dtype and shape (ndim 0..8). opts may be NULL (defaults above). Errors:
- *  EINVAL (naming the option), EIO. */
+/** Create an array folder at `path` with the given dtype and shape (ndim
+ *  0..8). The folder is made if missing; if it holds a Zarr array or group
+ *  already, everything in it is removed first (like zarr-python's
+ *  overwrite=True); a non-empty folder that is not Zarr is refused (EIO).
+ *  opts may be NULL (defaults above). Errors: EINVAL (naming the option),
+ *  EIO. */
 VOXA_API voxa_status voxa_zarr_create(const char *path, voxa_dtype dtype, int ndim,
                                       const int64_t *shape, const voxa_zarr_options *opts,
                                       voxa_zarr **z);

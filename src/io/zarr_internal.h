@@ -89,6 +89,8 @@ voxa_status voxa__zarr_read_file(const char *path, void **buf, size_t *len);
 /* Write a file atomically (temp + rename), creating parent folders, with
  * fsync of the file and its folder when `sync`. */
 voxa_status voxa__zarr_write_file(const char *path, const void *buf, size_t len, int sync);
+/* Create `path`, or empty it when it holds an old Zarr node (see zarr_store.c). */
+voxa_status voxa__zarr_clear(const char *path);
 /* mkdir -p */
 voxa_status voxa__zarr_mkdirs(const char *dir);
 

@@ -100,6 +100,15 @@ static voxa_status set_fill(voxa_zarr *z, const cJSON *j, const char *where) {
                      "%s: fill_value %g is not an integer below 2^53 for dtype %s", where, v,
                      voxa_dtype_name(z->dtype));
     }
+    if (!voxa_dtype_is_float(z->dtype) && z->dtype != VOXA_BOOL) {
+        static const double lo[VOXA_NDTYPES] = {0, 0, -128, 0, -32768, 0, -2147483648.0, 0,
+                                                -MAXINT53};
+        static const double hi[VOXA_NDTYPES] = {1, 255, 127, 65535, 32767, 4294967295.0,
+                                                2147483647.0, MAXINT53, MAXINT53};
+        VOXA_FAIL_IF(v < lo[z->dtype] || v > hi[z->dtype], VOXA_EFORMAT,
+                     "%s: fill_value %g does not fit dtype %s", where, v,
+                     voxa_dtype_name(z->dtype));
+    }
     z->fillv = v;
     int64_t iv = voxa_dtype_is_float(z->dtype) ? 0 : (int64_t)v;
     switch (z->dtype) {

@@ -251,7 +251,7 @@ voxa_status voxa_zarr_write_ome(const char *path, const voxa_array *a, const dou
     int format = opts && opts->format ? opts->format : 3;
     VOXA_FAIL_IF(format != 2 && format != 3, VOXA_EINVAL, "zarr_write_ome: format %d", format);
     int sync = opts ? opts->fsync : 0;
-    VOXA_CHECK(voxa__zarr_mkdirs(path));
+    VOXA_CHECK(voxa__zarr_clear(path));
     voxa_status st = write_level(path, 0, a, opts);
     voxa_array prev = *a, cur;
     prev.owner = NULL;

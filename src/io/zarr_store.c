@@ -8,10 +8,13 @@
  * in the same folder and renamed, so a reader (or a resumed run) sees either
  * the old file or the new one, never part of one; with fsync on, the data
  * and then the folder are flushed before the rename is relied on. */
+#define _XOPEN_SOURCE 700 /* nftw */
 #include "atomic.h"
 #include "zarr_internal.h"
 
 #include <blosc.h>
+#include <dirent.h>
+#include <ftw.h>
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -179,6 +182,45 @@ void voxa_zarr_close(voxa_zarr *z) {
     free(z);
 }
 
+/* Make `path` an empty folder for a new array or image: create it, or,
+ * when it already holds a Zarr node (metadata file at its top), remove what
+ * is inside (as zarr-python's overwrite=True), so stale chunks of an
+ * earlier array never read as this one's. A non-empty folder that is not a
+ * Zarr node is refused, never emptied. */
+static int rm_entry(const char *p, const struct stat *sb, int flag, struct FTW *ftw) {
+    (void)sb;
+    (void)flag;
+    if (ftw->level == 0) return 0; /* keep the folder itself */
+    return remove(p) != 0 ? errno : 0;
+}
+
+voxa_status voxa__zarr_clear(const char *path) {
+    struct stat sb;
+    if (stat(path, &sb) != 0) return voxa__zarr_mkdirs(path);
+    VOXA_FAIL_IF(!S_ISDIR(sb.st_mode), VOXA_EIO, "'%s' exists and is not a folder", path);
+    static const char *meta[] = {"zarr.json", ".zarray", ".zgroup", ".zattrs"};
+    int is_zarr = 0, empty = 1;
+    char buf[4096];
+    for (int i = 0; i < 4; i++) {
+        snprintf(buf, sizeof buf, "%s/%s", path, meta[i]);
+        is_zarr |= stat(buf, &sb) == 0;
+    }
+    DIR *d = opendir(path);
+    VOXA_FAIL_IF(!d, VOXA_EIO, "cannot open folder '%s': %s", path, strerror(errno));
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) empty = 0;
+    closedir(d);
+    if (empty) return VOXA_OK;
+    VOXA_FAIL_IF(!is_zarr, VOXA_EIO,
+                 "'%s' is a folder with files but not a Zarr array or group: not overwriting it",
+                 path);
+    int r = nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    VOXA_FAIL_IF(r != 0, VOXA_EIO, "cannot clear the old array in '%s': %s", path,
+                 strerror(r > 0 ? r : errno));
+    return VOXA_OK;
+}
+
 static int file_exists(const char *p) {
     struct stat sb;
     return stat(p, &sb) == 0 && S_ISREG(sb.st_mode);
@@ -309,7 +351,7 @@ static voxa_status set_options(voxa_zarr *z, const voxa_zarr_options *o) {
     memset(&tmp, 0, sizeof tmp);
     voxa_status st = voxa__zarr_parse(&tmp, text, strlen(text), "zarr options");
     free(text);
-    if (st) return voxa__error(st, "zarr options: fill_value %g does not fit dtype %s",
+    if (st) return voxa__error(VOXA_EINVAL, "zarr options: fill_value %g does not fit dtype %s",
                                o->fill_value, voxa_dtype_name(z->dtype));
     memcpy(z->fill, tmp.fill, sizeof z->fill);
     z->fillv = tmp.fillv;
@@ -329,10 +371,7 @@ voxa_status voxa_zarr_create(const char *path, voxa_dtype dtype, int ndim, const
     *out = NULL;
     voxa_zarr_options dflt;
     memset(&dflt, 0, sizeof dflt);
-    if (!opts) {
-        opts = &dflt;
-        dflt.codec = VOXA_ZARR_BLOSC;
-    }
+    if (!opts) opts = &dflt;
     voxa_zarr *z = NULL;
     char *text = NULL;
     voxa_status st = handle_new(path, &z);
@@ -342,7 +381,7 @@ voxa_status voxa_zarr_create(const char *path, voxa_dtype dtype, int ndim, const
     z->ndim = ndim;
     for (int d = 0; d < ndim; d++) z->shape[d] = shape[d];
     if ((st = set_options(z, opts))) goto done;
-    if ((st = voxa__zarr_mkdirs(z->path))) goto done;
+    if ((st = voxa__zarr_clear(z->path))) goto done;
     if ((st = voxa__zarr_format_meta(z, &text))) goto done;
     char meta[4096];
     snprintf(meta, sizeof meta, "%s/%s", z->path, z->format == 3 ? "zarr.json" : ".zarray");

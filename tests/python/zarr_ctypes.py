@@ -9,7 +9,7 @@ import numpy as np
 MAXDIM = 8
 DTYPES = ["bool", "uint8", "int8", "uint16", "int16", "uint32", "int32", "uint64", "int64",
           "float32", "float64"]
-CODECS = {"raw": 0, "blosc": 1, "zstd": 2, "gzip": 3, "zlib": 4}
+CODECS = {"blosc": 0, "raw": 1, "zstd": 2, "gzip": 3, "zlib": 4}
 
 
 class Options(C.Structure):

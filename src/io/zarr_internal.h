@@ -99,6 +99,12 @@ voxa_status voxa__zarr_mkdirs(const char *dir);
  * the shard's chunk grid); missing chunks get off = len = UINT64_MAX. */
 voxa_status voxa__zarr_shard_index(const voxa_zarr *z, const void *buf, size_t len,
                                    uint64_t *offs, uint64_t *lens, int64_t n, const char *name);
+/* The same from the index bytes alone (voxa__zarr_shard_index_bytes(z, n) of
+ * them), `len` being the shard file's size. */
+voxa_status voxa__zarr_shard_index_at(const voxa_zarr *z, const void *index, size_t len,
+                                      uint64_t *offs, uint64_t *lens, int64_t n,
+                                      const char *name);
+size_t voxa__zarr_shard_index_bytes(const voxa_zarr *z, int64_t n);
 /* Assemble a shard from encoded inner chunks (NULL = missing). */
 voxa_status voxa__zarr_shard_build(const voxa_zarr *z, void *const *chunks, const size_t *lens,
                                    int64_t n, void **out, size_t *out_len, const char *name);

@@ -4,7 +4,8 @@
  * files run in parallel (voxa__parallel_for, one file per item), each
  * decoded into a scratch buffer of the full chunk shape (edge chunks are
  * stored padded, as Zarr requires) and the intersection copied into the
- * view. A missing file or inner chunk reads as the fill value.
+ * view. A missing file or inner chunk reads as the fill value. A shard is
+ * not read whole: its index, then only the inner chunks the box touches.
  *
  * Writing a file the box covers whole encodes straight from the view (the
  * padding of an edge chunk gets the fill value). A file covered in part is
@@ -16,8 +17,12 @@
  * reads, one encode (+ decode for partial chunks) per chunk for writes. */
 #include "zarr_internal.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 typedef struct job {
     voxa_zarr *z;
@@ -105,49 +110,96 @@ static voxa_status read_chunk(const job *j, const void *enc, size_t len, const i
     return voxa__copy_view(&vb, &vr);
 }
 
+/* pread exactly n bytes at off into *buf (grown as needed). */
+static voxa_status pread_all(int fd, uint64_t off, size_t n, void **buf, size_t *cap,
+                             const char *name) {
+    if (n > *cap) {
+        void *nb = realloc(*buf, n);
+        VOXA_FAIL_IF(!nb, VOXA_ENOMEM, "out of memory reading '%s' (%zu bytes)", name, n);
+        *buf = nb;
+        *cap = n;
+    }
+    size_t got = 0;
+    while (got < n) {
+        ssize_t r = pread(fd, (char *)*buf + got, n - got, (off_t)(off + got));
+        if (r < 0 && errno == EINTR) continue;
+        VOXA_FAIL_IF(r < 0, VOXA_EIO, "cannot read shard '%s': %s", name, strerror(errno));
+        VOXA_FAIL_IF(r == 0, VOXA_EFORMAT, "shard '%s' is truncated", name);
+        got += (size_t)r;
+    }
+    return VOXA_OK;
+}
+
+/* A shard: read its index, then only the inner chunks the region needs. */
+static voxa_status read_shard(const job *j, const int64_t *org, void *scratch, uint64_t *offs,
+                              void **buf, size_t *cap, const char *name) {
+    const voxa_zarr *z = j->z;
+    int64_t ig[VOXA_MAXDIM], a[VOXA_MAXDIM], b[VOXA_MAXDIM];
+    inner_grid(z, ig);
+    int64_t n = zprod(z->ndim, ig);
+    voxa_status st = VOXA_OK;
+    int fd = open(name, O_RDONLY);
+    if (fd < 0 && errno != ENOENT)
+        return voxa__error(VOXA_EIO, "cannot open shard '%s': %s", name, strerror(errno));
+    if (fd >= 0) {
+        struct stat sb;
+        VOXA_GOTO_IF(fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode), VOXA_EIO,
+                     "shard '%s' is not a regular file", name);
+        size_t len = (size_t)sb.st_size, ib = voxa__zarr_shard_index_bytes(z, n);
+        VOXA_GOTO_IF(len < ib, VOXA_EFORMAT,
+                     "shard '%s' has %zu bytes, less than its index (%zu bytes): truncated",
+                     name, len, ib);
+        if ((st = pread_all(fd, z->index_at_start ? 0 : len - ib, ib, buf, cap, name)))
+            goto done;
+        if ((st = voxa__zarr_shard_index_at(z, *buf, len, offs, offs + n, n, name))) goto done;
+    }
+    char iname[4200];
+    for (int64_t k = 0; k < n && !st; k++) {
+        int64_t io[VOXA_MAXDIM];
+        inner_origin(z, ig, k, org, io);
+        if (!intersect(j, io, z->chunks, a, b)) continue;
+        int have = fd >= 0 && offs[k] != UINT64_MAX;
+        snprintf(iname, sizeof iname, "%s (inner chunk %lld)", name, (long long)k);
+        if (have && (st = pread_all(fd, offs[k], offs[n + k], buf, cap, name))) break;
+        st = read_chunk(j, have ? *buf : NULL, have ? offs[n + k] : 0, io, a, b, scratch, iname);
+    }
+done:
+    if (fd >= 0) close(fd);
+    return st;
+}
+
 static voxa_status read_file_item(int64_t begin, int64_t end, int tid, void *ctx) {
     const job *j = ctx;
     const voxa_zarr *z = j->z;
     voxa_status st = VOXA_OK;
     void *buf = NULL, *scratch = NULL;
+    size_t cap = 0;
     uint64_t *offs = NULL;
     size_t nbytes = (size_t)zprod(z->ndim, z->chunks) * z->es;
     char name[4096];
+    scratch = malloc(nbytes ? nbytes : 1);
+    VOXA_GOTO_IF(!scratch, VOXA_ENOMEM, "out of memory reading a chunk of %zu bytes", nbytes);
+    if (z->sharded) {
+        int64_t ig[VOXA_MAXDIM];
+        inner_grid(z, ig);
+        offs = malloc(2 * (size_t)zprod(z->ndim, ig) * sizeof *offs);
+        VOXA_GOTO_IF(!offs, VOXA_ENOMEM, "out of memory for a shard index");
+    }
     for (int64_t i = begin; i < end && !st; i++) {
         int64_t idx[VOXA_MAXDIM], org[VOXA_MAXDIM], a[VOXA_MAXDIM], b[VOXA_MAXDIM];
         file_index(j, i, idx);
         for (int d = 0; d < z->ndim; d++) org[d] = idx[d] * z->unit[d];
         if ((st = voxa__zarr_key(z, idx, name, sizeof name))) break;
-        size_t len;
-        free(buf);
-        if ((st = voxa__zarr_read_file(name, &buf, &len))) break;
-        if (!scratch && buf) {
-            scratch = malloc(nbytes ? nbytes : 1);
-            VOXA_GOTO_IF(!scratch, VOXA_ENOMEM, "out of memory reading chunk '%s'", name);
-        }
-        if (!z->sharded) {
-            if (intersect(j, org, z->unit, a, b))
-                st = read_chunk(j, buf, len, org, a, b, scratch, name);
+        if (z->sharded) {
+            st = read_shard(j, org, scratch, offs, &buf, &cap, name);
             continue;
         }
-        int64_t ig[VOXA_MAXDIM], n;
-        inner_grid(z, ig);
-        n = zprod(z->ndim, ig);
-        if (buf && !offs) {
-            offs = malloc(2 * (size_t)n * sizeof *offs);
-            VOXA_GOTO_IF(!offs, VOXA_ENOMEM, "out of memory reading shard '%s'", name);
-        }
-        if (buf && (st = voxa__zarr_shard_index(z, buf, len, offs, offs + n, n, name))) break;
-        for (int64_t k = 0; k < n && !st; k++) {
-            int64_t io[VOXA_MAXDIM];
-            inner_origin(z, ig, k, org, io);
-            if (!intersect(j, io, z->chunks, a, b)) continue;
-            int have = buf && offs[k] != UINT64_MAX;
-            char iname[4200];
-            snprintf(iname, sizeof iname, "%s (inner chunk %lld)", name, (long long)k);
-            st = read_chunk(j, have ? (char *)buf + offs[k] : NULL, have ? offs[n + k] : 0, io,
-                            a, b, scratch, iname);
-        }
+        size_t len;
+        free(buf);
+        buf = NULL;
+        if ((st = voxa__zarr_read_file(name, &buf, &len))) break;
+        if (intersect(j, org, z->unit, a, b))
+            st = read_chunk(j, buf, len, org, a, b, scratch, name);
     }
 done:
     free(buf);

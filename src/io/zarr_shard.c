@@ -26,6 +26,8 @@ static void store64(unsigned char *p, uint64_t v, int big) {
     for (int i = 0; i < 8; i++) p[big ? 7 - i : i] = (unsigned char)(v >> (8 * i));
 }
 
+size_t voxa__zarr_shard_index_bytes(const voxa_zarr *z, int64_t n) { return index_bytes(z, n); }
+
 voxa_status voxa__zarr_shard_index(const voxa_zarr *z, const void *buf, size_t len,
                                    uint64_t *offs, uint64_t *lens, int64_t n, const char *name) {
     size_t ib = index_bytes(z, n);
@@ -33,7 +35,14 @@ voxa_status voxa__zarr_shard_index(const voxa_zarr *z, const void *buf, size_t l
                  "shard '%s' has %zu bytes, less than its index (%zu bytes): truncated", name,
                  len, ib);
     const unsigned char *idx = (const unsigned char *)buf + (z->index_at_start ? 0 : len - ib);
-    size_t m = ib;
+    return voxa__zarr_shard_index_at(z, idx, len, offs, lens, n, name);
+}
+
+voxa_status voxa__zarr_shard_index_at(const voxa_zarr *z, const void *index, size_t len,
+                                      uint64_t *offs, uint64_t *lens, int64_t n,
+                                      const char *name) {
+    const unsigned char *idx = index;
+    size_t ib = index_bytes(z, n), m = ib;
     for (int k = z->index_chain.nbb - 1; k >= 0; k--) { /* crc32c only (checked at parse) */
         m -= 4;
         uint32_t want = (uint32_t)idx[m] | (uint32_t)idx[m + 1] << 8 |

@@ -67,7 +67,10 @@ def main():
 
             rows = [("voxa zarr write", measure(lambda: Z.save(pv, a, chunks=CHUNKS, **vopt),
                                                 repeats=3), ""),
-                    ("zarr-python write", measure(zarr_write, repeats=3), "")]
+                    ("zarr-python write", measure(zarr_write, repeats=3), ""),
+                    ("voxa zarr write, fsync", measure(
+                        lambda: Z.save(pv, a, chunks=CHUNKS, fsync=True, **vopt), repeats=3),
+                     "each chunk file and its folder flushed before rename")]
             ratio = du(pv) / a.nbytes * 100
             rows[0] = (rows[0][0], rows[0][1], f"{ratio:.0f}% of raw")
             print(table(f"write {SHAPE} uint16 ({mb:.0f} MiB), chunks {CHUNKS}, {name}, "

@@ -10,7 +10,7 @@
 extern "C" {
 #endif
 
-/** Read an array from `path` (.npy, .tif/.tiff) into a newly allocated array
+/** Read an array from `path` (.npy, .tif/.tiff, .zarr: see voxa/zarr.h) into a newly allocated array
  *  (*out owns its memory; release with voxa_array_free). Errors: EIO (cannot
  *  open/read), EFORMAT (malformed or truncated), EUNSUPPORTED (dtype/layout). */
 VOXA_API voxa_status voxa_read(const char *path, voxa_array *out);

@@ -112,9 +112,15 @@ VOXA_API voxa_status voxa_zarr_read(voxa_zarr *z, const int64_t *lo, voxa_array 
  *  EFORMAT (an existing chunk that must be updated is corrupt). */
 VOXA_API voxa_status voxa_zarr_write(voxa_zarr *z, const int64_t *lo, const voxa_array *in);
 
-/** Decode one encoded chunk as stored under `key` (for tests and fuzzing):
- *  `buf`/`len` are the file's bytes, `out` (C-contiguous, the chunk's full
- *  shape and dtype) receives the voxels. Never reads past buf[len-1]. */
+/** Whether the file (chunk, or shard when sharded) with grid index `idx`
+ *  (ndim entries; file i covers [i * write_unit, (i + 1) * write_unit)) exists:
+ *  for resuming a run, which skips the files already written (a file exists
+ *  only once complete: files are renamed into place). */
+VOXA_API voxa_status voxa_zarr_unit_exists(voxa_zarr *z, const int64_t *idx, int *exists);
+
+/** Decode one chunk file (a shard file when sharded) for tests and fuzzing:
+ *  `buf`/`len` are the file's bytes, `out` (C-contiguous, the dtype, shape =
+ *  write_unit) receives the voxels. Never reads past buf[len-1]. */
 VOXA_API voxa_status voxa_zarr_decode_chunk(voxa_zarr *z, const void *buf, size_t len,
                                             voxa_array *out);
 

@@ -351,8 +351,11 @@ static voxa_status set_options(voxa_zarr *z, const voxa_zarr_options *o) {
     memset(&tmp, 0, sizeof tmp);
     voxa_status st = voxa__zarr_parse(&tmp, text, strlen(text), "zarr options");
     free(text);
-    if (st) return voxa__error(VOXA_EINVAL, "zarr options: fill_value %g does not fit dtype %s",
-                               o->fill_value, voxa_dtype_name(z->dtype));
+    if (st) { /* the parser named the field ("zarr options: fill_value ...") */
+        char msg[512];
+        snprintf(msg, sizeof msg, "%s", voxa_last_error());
+        return voxa__error(VOXA_EINVAL, "%s", msg);
+    }
     memcpy(z->fill, tmp.fill, sizeof z->fill);
     z->fillv = tmp.fillv;
     return VOXA_OK;
@@ -421,4 +424,16 @@ voxa_status voxa_zarr_parse_metadata(const char *text, size_t len, voxa_zarr_inf
     if (!st) st = voxa_zarr_get_info(z, info);
     free(z);
     return st;
+}
+
+voxa_status voxa_zarr_unit_exists(voxa_zarr *z, const int64_t *idx, int *exists) {
+    VOXA_FAIL_IF(!z || !exists || (z->ndim && !idx), VOXA_EINVAL, "zarr_unit_exists: NULL argument");
+    for (int d = 0; d < z->ndim; d++)
+        VOXA_FAIL_IF(idx[d] < 0 || idx[d] >= z->grid[d], VOXA_EINVAL,
+                     "zarr_unit_exists: idx[%d] = %lld outside the file grid (0..%lld)", d,
+                     (long long)idx[d], (long long)z->grid[d] - 1);
+    char name[4096];
+    VOXA_CHECK(voxa__zarr_key(z, idx, name, sizeof name));
+    *exists = file_exists(name);
+    return VOXA_OK;
 }

@@ -236,6 +236,32 @@ static void test_concurrent_writes(void) {
     }
 }
 
+/* Resume support: a file exists once written, never before. */
+static void test_unit_exists(void) {
+    int64_t shape[2] = {5, 8}, zero[2] = {0}, lo[2] = {4, 4}, i11[2] = {1, 1}, i00[2] = {0};
+    int64_t out_grid[2] = {2, 0};
+    voxa_zarr_options o = {.chunks = {4, 4}};
+    voxa_zarr *z = NULL;
+    uint8_t v[4] = {1, 2, 3, 4};
+    voxa_array a;
+    int64_t s[2] = {1, 4};
+    voxa_array_view(&a, v, VOXA_U8, 2, s);
+    CHECK_OK(voxa_zarr_create(tmp("ex.zarr"), VOXA_U8, 2, shape, &o, &z));
+    if (!z) return;
+    int e = -1;
+    CHECK_OK(voxa_zarr_unit_exists(z, i11, &e));
+    CHECK(e == 0);
+    CHECK_OK(voxa_zarr_write(z, lo, &a));
+    CHECK_OK(voxa_zarr_unit_exists(z, i11, &e));
+    CHECK(e == 1);
+    CHECK_OK(voxa_zarr_unit_exists(z, i00, &e));
+    CHECK(e == 0);
+    CHECK_STATUS(voxa_zarr_unit_exists(z, out_grid, &e), VOXA_EINVAL);
+    CHECK_MSG("idx[0] = 2");
+    (void)zero;
+    voxa_zarr_close(z);
+}
+
 static void test_bad_metadata(void) {
     static const char *bad[] = {
         "", "[]", "{", "{\"zarr_format\": 4}",
@@ -342,6 +368,10 @@ static void test_bad_chunks(void) {
     CHECK_MSG("sharding needs format 3");
     CHECK_STATUS(voxa_zarr_create(tmp("x.zarr"), VOXA_U8, 2, shape, &(voxa_zarr_options){
                      .fill_value = 300}, &z), VOXA_EINVAL);
+    CHECK_MSG("fill_value 300 does not fit dtype uint8");
+    int64_t huge[3] = {(int64_t)1 << 40, (int64_t)1 << 40, 4};
+    CHECK_STATUS(voxa_zarr_create(tmp("x.zarr"), VOXA_U8, 3, huge, NULL, &z), VOXA_EINVAL);
+    CHECK_MSG("shape is too large");
     CHECK_STATUS(voxa_zarr_create(tmp("x.zarr"), VOXA_U8, 2, shape, &(voxa_zarr_options){
                      .codec = VOXA_ZARR_BLOSC, .blosc_cname = "brotli"}, &z), VOXA_EINVAL);
     CHECK_MSG("blosc_cname");
@@ -372,6 +402,7 @@ int main(void) {
     RUN(test_edge_shapes);
     RUN(test_regions);
     RUN(test_concurrent_writes);
+    RUN(test_unit_exists);
     RUN(test_bad_metadata);
     RUN(test_bad_chunks);
     RUN(test_voxa_read_write);

@@ -143,6 +143,20 @@ VOXA_API voxa_status voxa_zarr_write_ome(const char *path, const voxa_array *a,
                                          const double *spacing, const char *unit, int levels,
                                          int labels, const voxa_zarr_options *opts);
 
+/** Only the group metadata of an OME-Zarr image (as voxa_zarr_write_ome
+ *  writes it), for writers that stream the levels "0".."levels-1"
+ *  themselves (voxa_zarr_create on "<path>/<k>"): write it last, it marks the
+ *  image complete. */
+VOXA_API voxa_status voxa_zarr_write_ome_metadata(const char *path, int format, int ndim,
+                                                  const double *spacing, const char *unit,
+                                                  int levels, int fsync);
+
+/** One pyramid step: out (C-contiguous, shape ceil(in.shape / 2)) = the
+ *  mean of each 2x..x2 block of `in` (any strides), rounded half to even for
+ *  integers, or its first voxel when `labels` (and for bool). Done block-wise (regions at
+ *  even offsets), it gives the whole-array result. */
+VOXA_API voxa_status voxa_zarr_downsample(const voxa_array *in, voxa_array *out, int labels);
+
 /** Voxel spacing (scale of the first multiscales dataset, times any global
  *  scale) of the OME-Zarr image at `path`, axes as the array's (ndim
  *  entries). Returns EFORMAT if `path` has no OME multiscales metadata or

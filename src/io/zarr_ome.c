@@ -237,20 +237,73 @@ static voxa_status write_text(const char *path, const char *name, cJSON *j, int 
     return st;
 }
 
+voxa_status voxa_zarr_write_ome_metadata(const char *path, int format, int ndim,
+                                         const double *spacing, const char *unit, int levels,
+                                         int fsync) {
+    VOXA_FAIL_IF(!path, VOXA_EINVAL, "zarr_write_ome: NULL path");
+    VOXA_FAIL_IF(ndim != 2 && ndim != 3, VOXA_EUNSUPPORTED,
+                 "zarr_write_ome: ndim %d (OME images here are 2-D or 3-D)", ndim);
+    VOXA_FAIL_IF(levels < 1 || levels > 32, VOXA_EINVAL, "zarr_write_ome: levels %d", levels);
+    VOXA_FAIL_IF(format != 2 && format != 3, VOXA_EINVAL, "zarr_write_ome: format %d", format);
+    VOXA_FAIL_IF(unit && (!*unit || strlen(unit) > 64), VOXA_EINVAL,
+                 "zarr_write_ome: unit '%.70s'", unit);
+    for (int d = 0; spacing && d < ndim; d++)
+        VOXA_FAIL_IF(!(spacing[d] > 0) || !isfinite(spacing[d]), VOXA_EINVAL,
+                     "zarr_write_ome: spacing[%d] = %g (expected > 0)", d, spacing[d]);
+    cJSON *list = cJSON_CreateArray();
+    cJSON_AddItemToArray(list, multiscales_json(ndim, spacing, unit, levels,
+                                                format == 2 ? "0.4" : NULL));
+    if (format == 2) {
+        cJSON *g = cJSON_CreateObject();
+        cJSON_AddNumberToObject(g, "zarr_format", 2);
+        voxa_status st = write_text(path, ".zgroup", g, fsync);
+        cJSON *attrs = cJSON_CreateObject();
+        cJSON_AddItemToObject(attrs, "multiscales", list);
+        if (st) {
+            cJSON_Delete(attrs);
+            return st;
+        }
+        return write_text(path, ".zattrs", attrs, fsync);
+    }
+    cJSON *g = cJSON_CreateObject();
+    cJSON_AddNumberToObject(g, "zarr_format", 3);
+    cJSON_AddStringToObject(g, "node_type", "group");
+    cJSON *ome = cJSON_AddObjectToObject(cJSON_AddObjectToObject(g, "attributes"), "ome");
+    cJSON_AddStringToObject(ome, "version", "0.5");
+    cJSON_AddItemToObject(ome, "multiscales", list);
+    return write_text(path, "zarr.json", g, fsync);
+}
+
+voxa_status voxa_zarr_downsample(const voxa_array *in, voxa_array *out, int labels) {
+    VOXA_FAIL_IF(!in || !out, VOXA_EINVAL, "zarr_downsample: NULL argument");
+    VOXA_CHECK(voxa_array_check(in, "zarr_downsample in"));
+    VOXA_CHECK(voxa_array_check(out, "zarr_downsample out"));
+    VOXA_FAIL_IF(in->dtype != out->dtype || in->ndim != out->ndim || !voxa_array_is_c_contiguous(out),
+                 VOXA_EINVAL, "zarr_downsample: out must be C-contiguous, in's dtype and ndim");
+    for (int d = 0; d < in->ndim; d++)
+        VOXA_FAIL_IF(out->shape[d] != (in->shape[d] + 1) / 2, VOXA_EINVAL,
+                     "zarr_downsample: out.shape[%d] = %lld, expected %lld", d,
+                     (long long)out->shape[d], (long long)((in->shape[d] + 1) / 2));
+    if (voxa_array_size(out)) downsample(in, out, labels);
+    return VOXA_OK;
+}
+
 voxa_status voxa_zarr_write_ome(const char *path, const voxa_array *a, const double *spacing,
                                 const char *unit, int levels, int labels,
                                 const voxa_zarr_options *opts) {
     VOXA_FAIL_IF(!path || !a, VOXA_EINVAL, "zarr_write_ome: NULL argument");
     VOXA_CHECK(voxa_array_check(a, "zarr_write_ome"));
+    int format = opts && opts->format ? opts->format : 3;
+    /* the metadata's checks first: nothing is written for a bad request */
     VOXA_FAIL_IF(a->ndim != 2 && a->ndim != 3, VOXA_EUNSUPPORTED,
                  "zarr_write_ome: ndim %d (OME images here are 2-D or 3-D)", a->ndim);
     VOXA_FAIL_IF(levels < 1 || levels > 32, VOXA_EINVAL, "zarr_write_ome: levels %d", levels);
+    VOXA_FAIL_IF(format != 2 && format != 3, VOXA_EINVAL, "zarr_write_ome: format %d", format);
+    VOXA_FAIL_IF(unit && (!*unit || strlen(unit) > 64), VOXA_EINVAL,
+                 "zarr_write_ome: unit '%.70s'", unit);
     for (int d = 0; spacing && d < a->ndim; d++)
         VOXA_FAIL_IF(!(spacing[d] > 0) || !isfinite(spacing[d]), VOXA_EINVAL,
                      "zarr_write_ome: spacing[%d] = %g (expected > 0)", d, spacing[d]);
-    int format = opts && opts->format ? opts->format : 3;
-    VOXA_FAIL_IF(format != 2 && format != 3, VOXA_EINVAL, "zarr_write_ome: format %d", format);
-    int sync = opts ? opts->fsync : 0;
     VOXA_CHECK(voxa__zarr_clear(path));
     voxa_status st = write_level(path, 0, a, opts);
     voxa_array prev = *a, cur;
@@ -269,24 +322,8 @@ voxa_status voxa_zarr_write_ome(const char *path, const voxa_array *a, const dou
     }
     voxa_array_free(&cur);
     if (st) return st;
-    cJSON *list = cJSON_CreateArray();
-    if (format == 2) {
-        cJSON_AddItemToArray(list, multiscales_json(a->ndim, spacing, unit, levels, "0.4"));
-        cJSON *g = cJSON_CreateObject();
-        cJSON_AddNumberToObject(g, "zarr_format", 2);
-        VOXA_CHECK(write_text(path, ".zgroup", g, sync));
-        cJSON *attrs = cJSON_CreateObject();
-        cJSON_AddItemToObject(attrs, "multiscales", list);
-        return write_text(path, ".zattrs", attrs, sync);
-    }
-    cJSON_AddItemToArray(list, multiscales_json(a->ndim, spacing, unit, levels, NULL));
-    cJSON *g = cJSON_CreateObject();
-    cJSON_AddNumberToObject(g, "zarr_format", 3);
-    cJSON_AddStringToObject(g, "node_type", "group");
-    cJSON *ome = cJSON_AddObjectToObject(cJSON_AddObjectToObject(g, "attributes"), "ome");
-    cJSON_AddStringToObject(ome, "version", "0.5");
-    cJSON_AddItemToObject(ome, "multiscales", list);
-    return write_text(path, "zarr.json", g, sync);
+    return voxa_zarr_write_ome_metadata(path, format, a->ndim, spacing, unit, levels,
+                                        opts ? opts->fsync : 0);
 }
 
 /* ---- whole arrays (voxa_read / voxa_write) ------------------------------------------------ */

@@ -10,6 +10,7 @@
 #include "vtest.h"
 
 #include <dirent.h>
+#include <math.h>
 #include <omp.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -394,6 +395,53 @@ static void test_voxa_read_write(void) {
     voxa_array_free(&a);
 }
 
+/* Pyramid step block by block (even offsets) == whole array; metadata alone. */
+static void test_downsample(void) {
+    int64_t shape[3] = {9, 14, 11}, half[3] = {5, 7, 6};
+    voxa_array a, whole, part, sub, blk;
+    CHECK_OK(voxa_array_new(&a, VOXA_U16, 3, shape));
+    fill(&a, 11);
+    CHECK_OK(voxa_array_new(&whole, VOXA_U16, 3, half));
+    CHECK_OK(voxa_zarr_downsample(&a, &whole, 0));
+    /* voxel (1, 2, 3) of level 1 = rounded mean of the 8 voxels of its block */
+    double sum = 0;
+    for (int k = 0; k < 8; k++) {
+        int64_t i[3] = {2 + (k & 1), 4 + ((k >> 1) & 1), 6 + ((k >> 2) & 1)};
+        sum += voxa_array_get(&a, i);
+    }
+    int64_t j[3] = {1, 2, 3};
+    CHECK(voxa_array_get(&whole, j) == rint(sum / 8));
+    int64_t lo[3] = {4, 6, 2}, ext[3] = {5, 8, 9}, hext[3] = {3, 4, 5};
+    sub = a;
+    sub.owner = NULL;
+    for (int d = 0; d < 3; d++) {
+        sub.shape[d] = ext[d];
+        sub.data = (char *)sub.data + lo[d] * a.strides[d];
+    }
+    CHECK_OK(voxa_array_new(&blk, VOXA_U16, 3, hext));
+    CHECK_OK(voxa_zarr_downsample(&sub, &blk, 0));
+    part = whole;
+    part.owner = NULL;
+    for (int d = 0; d < 3; d++) {
+        part.shape[d] = hext[d];
+        part.data = (char *)part.data + lo[d] / 2 * whole.strides[d];
+    }
+    CHECK(same(&part, &blk));
+    CHECK_STATUS(voxa_zarr_downsample(&a, &a, 0), VOXA_EINVAL);
+    CHECK_MSG("out.shape[0] = 9, expected 5");
+    double sp[3] = {4, 0.5, 0.5}, got[3];
+    CHECK_OK(voxa_zarr_write_ome_metadata(dir, 2, 3, sp, "nanometer", 2, 0));
+    char unit[16];
+    CHECK_OK(voxa_zarr_spacing(dir, 3, got, unit, sizeof unit));
+    CHECK(got[0] == 4 && got[1] == 0.5 && !strcmp(unit, "nanometer"));
+    sp[1] = 0;
+    CHECK_STATUS(voxa_zarr_write_ome_metadata(dir, 3, 3, sp, NULL, 1, 0), VOXA_EINVAL);
+    CHECK_MSG("spacing[1]");
+    voxa_array_free(&blk);
+    voxa_array_free(&whole);
+    voxa_array_free(&a);
+}
+
 int main(void) {
     snprintf(dir, sizeof dir, "/tmp/voxa-test-zarr-%ld", (long)getpid());
     mkdir(dir, 0700);
@@ -406,6 +454,7 @@ int main(void) {
     RUN(test_bad_metadata);
     RUN(test_bad_chunks);
     RUN(test_voxa_read_write);
+    RUN(test_downsample);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);

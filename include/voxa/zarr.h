@@ -57,6 +57,8 @@ typedef struct voxa_zarr_options {
     char separator;                 /* '/' or '.'; 0 = the format's default */
     int fsync;                      /* flush every file and its folder before
                                        the rename that publishes it */
+    const char *const *dimension_names; /* v3: ndim names (OME-NGFF 0.5 wants the
+                                           axes' names); NULL = none */
 } voxa_zarr_options;
 
 /** What an open array is. */

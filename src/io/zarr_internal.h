@@ -54,6 +54,7 @@ struct voxa_zarr {
     char sep;             /* key separator */
     int v2_keys;          /* keys without the "c" prefix (v2, or v3 "v2" encoding) */
     int writable, fsync;
+    char dim_names[VOXA_MAXDIM][32]; /* v3 dimension_names to write ("" = none) */
     pthread_mutex_t locks[ZLOCKS];
 };
 
@@ -89,6 +90,8 @@ voxa_status voxa__zarr_read_file(const char *path, void **buf, size_t *len);
 /* Write a file atomically (temp + rename), creating parent folders, with
  * fsync of the file and its folder when `sync`. */
 voxa_status voxa__zarr_write_file(const char *path, const void *buf, size_t len, int sync);
+/* Give a v3 array dimension_names (OME-NGFF 0.5 requires them): rewrites its zarr.json. */
+voxa_status voxa__zarr_set_dim_names(voxa_zarr *z, const char *const *names);
 /* Create `path`, or empty it when it holds an old Zarr node (see zarr_store.c). */
 voxa_status voxa__zarr_clear(const char *path);
 /* mkdir -p */

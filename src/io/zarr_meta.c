@@ -504,6 +504,11 @@ voxa_status voxa__zarr_format_meta(const voxa_zarr *z, char **text) {
         } else
             cJSON_AddItemToObject(r, "codecs", chain_json(&z->chain, z->ndim, z->es));
         cJSON_AddItemToObject(r, "attributes", cJSON_CreateObject());
+        if (z->ndim && z->dim_names[0][0]) {
+            cJSON *dn = cJSON_AddArrayToObject(r, "dimension_names");
+            for (int d = 0; d < z->ndim; d++)
+                cJSON_AddItemToArray(dn, cJSON_CreateString(z->dim_names[d]));
+        }
     }
     *text = cJSON_Print(r);
     cJSON_Delete(r);

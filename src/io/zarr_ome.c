@@ -190,7 +190,8 @@ static voxa_status write_level(const char *path, int k, const voxa_array *a,
     voxa_zarr *z;
     VOXA_CHECK(voxa_zarr_create(sub, a->dtype, a->ndim, a->shape, opts, &z));
     int64_t lo[VOXA_MAXDIM] = {0};
-    voxa_status st = voxa_zarr_write(z, lo, a);
+    voxa_status st = voxa__zarr_set_dim_names(z, axis_names3 + 3 - a->ndim);
+    if (!st) st = voxa_zarr_write(z, lo, a);
     voxa_zarr_close(z);
     return st;
 }

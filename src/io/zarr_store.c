@@ -342,6 +342,14 @@ static voxa_status set_options(voxa_zarr *z, const voxa_zarr_options *o) {
     z->v2_keys = z->format == 2;
     z->sep = o->separator ? o->separator : z->format == 2 ? '.' : '/';
     z->fsync = o->fsync;
+    if (o->dimension_names && z->format == 3)
+        for (int d = 0; d < z->ndim; d++) {
+            const char *n = o->dimension_names[d];
+            VOXA_FAIL_IF(!n || !*n || strlen(n) >= sizeof z->dim_names[d], VOXA_EINVAL,
+                         "zarr options: dimension_names[%d] is empty or longer than %zu", d,
+                         sizeof z->dim_names[d] - 1);
+            snprintf(z->dim_names[d], sizeof z->dim_names[d], "%s", n);
+        }
     /* Round the fill value through the metadata writer and parser, so that
      * it is cast exactly as a reader will cast it. */
     char *text = NULL;
@@ -436,4 +444,16 @@ voxa_status voxa_zarr_unit_exists(voxa_zarr *z, const int64_t *idx, int *exists)
     VOXA_CHECK(voxa__zarr_key(z, idx, name, sizeof name));
     *exists = file_exists(name);
     return VOXA_OK;
+}
+
+voxa_status voxa__zarr_set_dim_names(voxa_zarr *z, const char *const *names) {
+    if (z->format != 3) return VOXA_OK;
+    for (int d = 0; d < z->ndim; d++)
+        snprintf(z->dim_names[d], sizeof z->dim_names[d], "%s", names[d]);
+    char *text = NULL, meta[4096];
+    VOXA_CHECK(voxa__zarr_format_meta(z, &text));
+    snprintf(meta, sizeof meta, "%s/zarr.json", z->path);
+    voxa_status st = voxa__zarr_write_file(meta, text, strlen(text), z->fsync);
+    free(text);
+    return st;
 }

@@ -310,13 +310,30 @@ def test_ome_labels_stride(tmp_path):
     same(zarr.open_group(tmp_path / "l.zarr", mode="r")["1"][...], a[::2, ::2])
 
 
-def test_ome_read_by_ome_zarr_py(tmp_path):
-    ome_zarr = pytest.importorskip("ome_zarr.reader")
-    a = rand((6, 16, 16), "uint8")
-    Z.write_ome(tmp_path / "o.zarr", a, spacing=[3, 1, 1], levels=2)
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_ome_read_by_ome_zarr_py(tmp_path, fmt):
+    """ome-zarr-models validates the metadata against the OME-NGFF schema
+    (0.4 / 0.5: axes, datasets, scales, dimension_names); ome-zarr reads the
+    pyramid with its scales."""
+    reader = pytest.importorskip("ome_zarr.reader")
     from ome_zarr.io import parse_url
-    node = next(iter(ome_zarr.Reader(parse_url(str(tmp_path / "o.zarr")))()))
+    models = pytest.importorskip("ome_zarr_models")
+    from ome_zarr_models.v04.image import Image as Image04
+    from ome_zarr_models.v05.image import Image as Image05
+    a = rand((6, 16, 18), "uint8")
+    p = tmp_path / "o.zarr"
+    Z.write_ome(p, a, spacing=[3, 1, 0.5], levels=2, format=fmt)
+    if fmt == 2:
+        img = Image04.from_zarr(zarr.open_group(p, mode="r", zarr_format=2))
+    else:
+        img = Image05.from_zarr(zarr.open_group(p, mode="r"))
+    ms = (img.attributes if fmt == 2 else img.attributes.ome).multiscales[0]
+    assert [ax.name for ax in ms.axes] == ["z", "y", "x"]
+    assert list(ms.datasets[1].coordinateTransformations[0].scale) == [6, 2, 1]
+    node = next(iter(reader.Reader(parse_url(str(p)))()))
     same(np.asarray(node.data[0]), a)
+    assert node.data[1].shape == (3, 8, 9)
+    assert models is not None
 
 
 def test_spacing_errors(tmp_path):

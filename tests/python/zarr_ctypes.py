@@ -17,7 +17,8 @@ class Options(C.Structure):
                 ("shards", C.c_int64 * MAXDIM), ("codec", C.c_int), ("level", C.c_int),
                 ("blosc_cname", C.c_char_p), ("blosc_shuffle", C.c_int),
                 ("big_endian", C.c_int), ("fortran_order", C.c_int),
-                ("fill_value", C.c_double), ("separator", C.c_char), ("fsync", C.c_int)]
+                ("fill_value", C.c_double), ("separator", C.c_char), ("fsync", C.c_int),
+                ("dimension_names", C.c_void_p)]
 
 
 class Array(C.Structure):

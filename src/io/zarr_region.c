@@ -130,11 +130,50 @@ static voxa_status pread_all(int fd, uint64_t off, size_t n, void **buf, size_t 
     return VOXA_OK;
 }
 
+/* The inner chunks of one shard, run in parallel (they are independent:
+ * pread on a shared descriptor, one scratch buffer per block). Inside a
+ * parallel loop over files this nests and runs on the calling thread. */
+typedef struct inner_ctx {
+    const job *j;
+    const int64_t *org, *ig;
+    int64_t n;
+    int fd;               /* read: the shard, or -1 when absent */
+    const void *old;      /* write: the old shard's bytes, or NULL */
+    const uint64_t *offs; /* offsets [0, n), lengths [n, 2n) */
+    void **enc;           /* write: encoded inner chunks */
+    size_t *lens;
+    const char *name;
+} inner_ctx;
+
+static voxa_status read_inner(int64_t begin, int64_t end, int tid, void *ctx) {
+    const inner_ctx *c = ctx;
+    const voxa_zarr *z = c->j->z;
+    size_t nbytes = (size_t)zprod(z->ndim, z->chunks) * z->es, cap = 0;
+    void *scratch = malloc(nbytes ? nbytes : 1), *buf = NULL;
+    VOXA_FAIL_IF(!scratch, VOXA_ENOMEM, "out of memory reading shard '%s'", c->name);
+    voxa_status st = VOXA_OK;
+    char iname[4200];
+    for (int64_t k = begin; k < end && !st; k++) {
+        int64_t io[VOXA_MAXDIM], a[VOXA_MAXDIM], b[VOXA_MAXDIM];
+        inner_origin(z, c->ig, k, c->org, io);
+        if (!intersect(c->j, io, z->chunks, a, b)) continue;
+        int have = c->fd >= 0 && c->offs[k] != UINT64_MAX;
+        snprintf(iname, sizeof iname, "%s (inner chunk %lld)", c->name, (long long)k);
+        if (have && (st = pread_all(c->fd, c->offs[k], c->offs[c->n + k], &buf, &cap, c->name)))
+            break;
+        st = read_chunk(c->j, have ? buf : NULL, have ? c->offs[c->n + k] : 0, io, a, b, scratch,
+                        iname);
+    }
+    free(buf);
+    free(scratch);
+    return st;
+}
+
 /* A shard: read its index, then only the inner chunks the region needs. */
 static voxa_status read_shard(const job *j, const int64_t *org, void *scratch, uint64_t *offs,
                               void **buf, size_t *cap, const char *name) {
     const voxa_zarr *z = j->z;
-    int64_t ig[VOXA_MAXDIM], a[VOXA_MAXDIM], b[VOXA_MAXDIM];
+    int64_t ig[VOXA_MAXDIM];
     inner_grid(z, ig);
     int64_t n = zprod(z->ndim, ig);
     voxa_status st = VOXA_OK;
@@ -153,16 +192,8 @@ static voxa_status read_shard(const job *j, const int64_t *org, void *scratch, u
             goto done;
         if ((st = voxa__zarr_shard_index_at(z, *buf, len, offs, offs + n, n, name))) goto done;
     }
-    char iname[4200];
-    for (int64_t k = 0; k < n && !st; k++) {
-        int64_t io[VOXA_MAXDIM];
-        inner_origin(z, ig, k, org, io);
-        if (!intersect(j, io, z->chunks, a, b)) continue;
-        int have = fd >= 0 && offs[k] != UINT64_MAX;
-        snprintf(iname, sizeof iname, "%s (inner chunk %lld)", name, (long long)k);
-        if (have && (st = pread_all(fd, offs[k], offs[n + k], buf, cap, name))) break;
-        st = read_chunk(j, have ? *buf : NULL, have ? offs[n + k] : 0, io, a, b, scratch, iname);
-    }
+    inner_ctx c = {.j = j, .org = org, .ig = ig, .n = n, .fd = fd, .offs = offs, .name = name};
+    st = voxa__parallel_for(n, 1, read_inner, &c);
 done:
     if (fd >= 0) close(fd);
     return st;
@@ -282,6 +313,42 @@ static int covers(const job *j, const int64_t *org) {
     return 1;
 }
 
+static voxa_status write_inner(int64_t begin, int64_t end, int tid, void *ctx) {
+    const inner_ctx *c = ctx;
+    const voxa_zarr *z = c->j->z;
+    size_t nbytes = (size_t)zprod(z->ndim, z->chunks) * z->es;
+    void *scratch = malloc(nbytes ? nbytes : 1);
+    VOXA_FAIL_IF(!scratch, VOXA_ENOMEM, "out of memory writing shard '%s'", c->name);
+    voxa_status st = VOXA_OK;
+    char iname[4200];
+    const uint64_t *offs = c->offs;
+    int64_t n = c->n;
+    for (int64_t k = begin; k < end && !st; k++) {
+        int64_t io[VOXA_MAXDIM], a[VOXA_MAXDIM], b[VOXA_MAXDIM];
+        inner_origin(z, c->ig, k, c->org, io);
+        int inside = 1;
+        for (int d = 0; d < z->ndim; d++) inside &= io[d] < z->shape[d];
+        if (!inside) continue; /* past the array's edge: stays absent */
+        int have = c->old && offs[k] != UINT64_MAX;
+        if (!intersect(c->j, io, z->chunks, a, b)) {
+            if (!have) continue;
+            c->enc[k] = malloc(offs[n + k] ? offs[n + k] : 1);
+            if (!c->enc[k]) {
+                st = voxa__error(VOXA_ENOMEM, "out of memory writing shard '%s'", c->name);
+                break;
+            }
+            memcpy(c->enc[k], (const char *)c->old + offs[k], offs[n + k]);
+            c->lens[k] = offs[n + k];
+            continue;
+        }
+        snprintf(iname, sizeof iname, "%s (inner chunk %lld)", c->name, (long long)k);
+        st = write_chunk(c->j, have ? (const char *)c->old + offs[k] : NULL,
+                         have ? offs[n + k] : 0, io, scratch, &c->enc[k], &c->lens[k], iname);
+    }
+    free(scratch);
+    return st;
+}
+
 static voxa_status write_one_file(const job *j, const int64_t *idx, void *scratch,
                                   const char *name) {
     const voxa_zarr *z = j->z;
@@ -305,27 +372,9 @@ static voxa_status write_one_file(const job *j, const int64_t *idx, void *scratc
     offs = malloc(2 * (size_t)n * sizeof *offs);
     VOXA_GOTO_IF(!enc || !lens || !offs, VOXA_ENOMEM, "out of memory writing shard '%s'", name);
     if (old && (st = voxa__zarr_shard_index(z, old, old_len, offs, offs + n, n, name))) goto done;
-    char iname[4200];
-    for (int64_t k = 0; k < n; k++) {
-        int64_t io[VOXA_MAXDIM], a[VOXA_MAXDIM], b[VOXA_MAXDIM];
-        inner_origin(z, ig, k, org, io);
-        int inside = 1;
-        for (int d = 0; d < z->ndim; d++) inside &= io[d] < z->shape[d];
-        if (!inside) continue; /* past the array's edge: stays absent */
-        int have = old && offs[k] != UINT64_MAX;
-        if (!intersect(j, io, z->chunks, a, b)) {
-            if (!have) continue;
-            enc[k] = malloc(offs[n + k] ? offs[n + k] : 1);
-            VOXA_GOTO_IF(!enc[k], VOXA_ENOMEM, "out of memory writing shard '%s'", name);
-            memcpy(enc[k], (char *)old + offs[k], offs[n + k]);
-            lens[k] = offs[n + k];
-            continue;
-        }
-        snprintf(iname, sizeof iname, "%s (inner chunk %lld)", name, (long long)k);
-        if ((st = write_chunk(j, have ? (char *)old + offs[k] : NULL, have ? offs[n + k] : 0, io,
-                              scratch, &enc[k], &lens[k], iname)))
-            goto done;
-    }
+    inner_ctx c = {.j = j, .org = org, .ig = ig, .n = n, .fd = -1, .old = old, .offs = offs,
+                   .enc = enc, .lens = lens, .name = name};
+    if ((st = voxa__parallel_for(n, 1, write_inner, &c))) goto done;
     if ((st = voxa__zarr_shard_build(z, enc, lens, n, &out, &out_len, name))) goto done;
     st = voxa__zarr_write_file(name, out, out_len, z->fsync);
 done:

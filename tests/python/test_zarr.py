@@ -501,3 +501,43 @@ def test_cli_bad_zarr_message(tmp_path, cli):
     assert r.returncode == 1
     assert "c/0/0" in r.stderr, r.stderr
     subprocess.run(["true"])
+
+
+# ---- kill -9 while writing: no chunk is ever half there ---------------------------------------
+
+_WRITER = r"""
+import sys, numpy as np
+sys.path.insert(0, sys.argv[2])
+import zarr_ctypes
+Z = zarr_ctypes.load(sys.argv[3])
+h = Z.open(sys.argv[1], writable=True)
+print("ready", flush=True)
+for rep in range(1000000):
+    for i in range(8):   # rewrite every chunk, over and over, each with its own value
+        Z.write(h, np.full((8, 64, 64), rep * 8 + i + 1, np.uint32), [8 * i, 0, 0])
+"""
+
+
+@pytest.mark.parametrize("fmt,sharded,fsync", [(2, False, False), (3, True, False),
+                                               (3, False, True)])
+def test_kill_9_leaves_whole_chunks(tmp_path, fmt, sharded, fsync):
+    import signal
+    import time
+    p = tmp_path / "k.zarr"
+    kw = {"shards": (8, 64, 64)} if sharded else {}
+    h = Z.create(p, (64, 64, 64), "uint32", format=fmt, chunks=(8, 32, 64) if sharded
+                 else (8, 64, 64), codec="zstd", fsync=fsync, **kw)
+    Z.close(h)
+    here = os.path.dirname(os.path.abspath(__file__))
+    for delay in (0.05, 0.2, 0.5):
+        proc = subprocess.Popen([sys.executable, "-c", _WRITER, str(p), here, os.path.dirname(CLI)],
+                                stdout=subprocess.PIPE, text=True)
+        assert proc.stdout.readline().strip() == "ready"
+        time.sleep(delay)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        got = Z.load(p)  # raises on any truncated or corrupt chunk
+        for i in range(8):
+            block = got[8 * i: 8 * i + 8]
+            # one value per chunk (inner chunks of a shard were written together)
+            assert (block == block.flat[0]).all(), (delay, i)

@@ -5,6 +5,7 @@
 
 #include "voxa/core.h"
 #include "voxa/io.h"
+#include "voxa/zarr.h" /* Zarr v2/v3 arrays, OME-Zarr */
 #include "voxa/op.h" /* op descriptors and the registry */
 #include "voxa/stream.h" /* any op block by block, out of core */
 /* op families, one header each */

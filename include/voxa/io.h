@@ -10,7 +10,7 @@
 extern "C" {
 #endif
 
-/** Read an array from `path` (.npy, .tif/.tiff) into a newly allocated array
+/** Read an array from `path` (.npy, .tif/.tiff, .zarr: see voxa/zarr.h) into a newly allocated array
  *  (*out owns its memory; release with voxa_array_free). Errors: EIO (cannot
  *  open/read), EFORMAT (malformed or truncated), EUNSUPPORTED (dtype/layout). */
 VOXA_API voxa_status voxa_read(const char *path, voxa_array *out);
@@ -61,6 +61,19 @@ typedef struct voxa_tiff_options {
  *  or write; no file and no temporary is left behind). */
 VOXA_API voxa_status voxa_tiff_write_opts(const char *path, const voxa_array *a,
                                           const voxa_tiff_options *opts);
+
+/** TIFF by region (out of core): open once, then read any box, decoding
+ *  only the strips/tiles it touches. One sample per pixel (8..64-bit), 2-D
+ *  or 3-D (pages along axis 0, ImageJ raw stacks too); reads through one
+ *  handle are serialised. Errors as voxa_tiff_read; EUNSUPPORTED for RGB,
+ *  planar or 1-bit pages. */
+typedef struct voxa_tiff voxa_tiff;
+VOXA_API voxa_status voxa_tiff_open(const char *path, voxa_tiff **t);
+VOXA_API voxa_status voxa_tiff_get_shape(const voxa_tiff *t, voxa_dtype *dtype, int *ndim,
+                                         int64_t *shape);
+/** Read the box at `lo` with out->shape into `out` (any strides). */
+VOXA_API voxa_status voxa_tiff_read_region(voxa_tiff *t, const int64_t *lo, voxa_array *out);
+VOXA_API void voxa_tiff_close(voxa_tiff *t); /* NULL is allowed */
 
 /* ---- CSV tables ----------------------------------------------------------- */
 

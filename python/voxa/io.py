@@ -11,7 +11,8 @@ _TIFF_EXT = (".tif", ".tiff")
 
 
 def imread(path):
-    """Read a .npy or .tif/.tiff file into a NumPy array.
+    """Read a .npy or .tif/.tiff file, or a .zarr folder (Zarr v2/v3 array or
+    OME-Zarr image: its full resolution), into a NumPy array.
 
     TIFF: one page gives a 2D array, several pages a 3D array (pages along
     axis 0; ImageJ hyperstacks come back flat, as (pages, h, w)). Several
@@ -26,7 +27,9 @@ def imread(path):
 
 def imwrite(path, array, compression=None, level=None, bigtiff=None):
     """Write an array to .npy or .tif/.tiff (by extension), atomically: the
-    file appears under its name only once complete.
+    file appears under its name only once complete. A .zarr path gets an
+    OME-Zarr image (Zarr v3, blosc lz4; 2-D/3-D) or a plain Zarr v3 array
+    (other ndim), each chunk file written atomically (docs/zarr.md).
 
     TIFF only: ``compression`` None/"none" or "deflate" (alias "zlib"; read by
     tifffile without imagecodecs), ``level`` 1..9 for deflate (default 6),

@@ -15,9 +15,19 @@ static const struct {
     {".npy", voxa_npy_read, voxa_npy_write},
     {".tif", voxa_tiff_read, voxa_tiff_write},
     {".tiff", voxa_tiff_read, voxa_tiff_write},
+    {".zarr", voxa_zarr_read_all, voxa_zarr_write_all}, /* a folder; see docs/zarr.md */
 };
 
 static int find_format(const char *path) {
+    /* "x.zarr/" names the same folder as "x.zarr" */
+    char buf[4096];
+    size_t n = path ? strlen(path) : 0;
+    if (n > 1 && n < sizeof buf && path[n - 1] == '/') {
+        while (n > 1 && path[n - 1] == '/') n--;
+        memcpy(buf, path, n);
+        buf[n] = 0;
+        path = buf;
+    }
     const char *dot = path ? strrchr(path, '.') : NULL;
     const char *slash = path ? strrchr(path, '/') : NULL;
     if (!dot || (slash && slash > dot)) return -1;
@@ -30,7 +40,7 @@ voxa_status voxa_read(const char *path, voxa_array *out) {
     VOXA_FAIL_IF(!path || !out, VOXA_EINVAL, "read: NULL argument");
     int i = find_format(path);
     VOXA_FAIL_IF(i < 0, VOXA_EUNSUPPORTED,
-                 "cannot read '%s': unknown extension (expected .npy, .tif or .tiff)", path);
+                 "cannot read '%s': unknown extension (expected .npy, .tif, .tiff or .zarr)", path);
     return formats[i].read(path, out);
 }
 
@@ -39,6 +49,6 @@ voxa_status voxa_write(const char *path, const voxa_array *a) {
     VOXA_CHECK(voxa_array_check(a, "write"));
     int i = find_format(path);
     VOXA_FAIL_IF(i < 0, VOXA_EUNSUPPORTED,
-                 "cannot write '%s': unknown extension (expected .npy, .tif or .tiff)", path);
+                 "cannot write '%s': unknown extension (expected .npy, .tif, .tiff or .zarr)", path);
     return formats[i].write(path, a);
 }

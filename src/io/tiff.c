@@ -45,23 +45,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* What a page holds and how it is laid out. */
-typedef struct pageinfo {
-    uint32_t w, h;
-    uint16_t bps, fmt, spp, planar, photometric, compression;
-    int tiled;
-    uint32_t tw, th, rps;
-    voxa_dtype dtype;
-    int bilevel; /* 1-bit samples expanded to bool */
-} pageinfo;
-
-typedef struct reader {
-    const char *path;
-    TIFF *tif;
-    tiffmsg msg;
-    int64_t file_size;
-} reader;
-
 static voxa_status fail(reader *r, voxa_status s, const char *what, const char *fallback) {
     return voxa__error(s, "'%s': %s: %s", r->path, what, tiffmsg_text(&r->msg, fallback));
 }
@@ -454,6 +437,42 @@ static int result_shape(const pageinfo *p, int64_t npages, int64_t *shape) {
     return nd;
 }
 
+/* Pass 1 (see tiff_internal.h). */
+voxa_status voxa__tiff_scan(reader *r, pageinfo *p0, int64_t *npages, uint64_t *raw_offset,
+                            int64_t *raw_n) {
+    pageinfo p;
+    char b0[32], b1[32];
+    *npages = 0;
+    *raw_n = 0;
+    for (;;) {
+        VOXA_CHECK(page_info(r, (tdir_t)*npages, *npages ? &p : p0));
+        if (*npages && !same_layout(p0, &p))
+            return voxa__error(VOXA_EFORMAT,
+                               "'%s': page %lld (%ux%u, %u samples, %s) differs from page 0 "
+                               "(%ux%u, %u samples, %s); voxa reads stacks of equal pages",
+                               r->path, (long long)*npages, (unsigned)p.w, (unsigned)p.h,
+                               (unsigned)p.spp, type_str(&p, b1, sizeof b1), (unsigned)p0->w,
+                               (unsigned)p0->h, (unsigned)p0->spp,
+                               type_str(p0, b0, sizeof b0));
+        VOXA_CHECK(check_plausible(r, (tdir_t)*npages, *npages ? &p : p0));
+        ++*npages;
+        if (TIFFLastDirectory(r->tif)) {
+            VOXA_CHECK(check_ifd_inside(r));
+            break;
+        }
+        tiffmsg_reset(&r->msg);
+        if (!TIFFReadDirectory(r->tif))
+            return fail(r, VOXA_EFORMAT, "cannot read the next page's directory",
+                        "corrupt IFD chain");
+    }
+    if (*npages == 1) *raw_n = imagej_raw_stack(r, p0, raw_offset);
+    return VOXA_OK;
+}
+
+voxa_status voxa__tiff_page_info(reader *r, tdir_t page, pageinfo *p) {
+    return page_info(r, page, p);
+}
+
 voxa_status voxa_tiff_read(const char *path, voxa_array *out) {
     voxa_status st = VOXA_OK;
     reader r = {.path = path};
@@ -473,39 +492,12 @@ voxa_status voxa_tiff_read(const char *path, voxa_array *out) {
 
     /* Pass 1: directories only. */
     pageinfo p0, p;
-    int64_t npages = 0;
-    char b0[32], b1[32];
-    for (;;) {
-        st = page_info(&r, (tdir_t)npages, npages ? &p : &p0);
-        if (st != VOXA_OK) goto done;
-        if (npages && !same_layout(&p0, &p)) {
-            st = voxa__error(VOXA_EFORMAT,
-                             "'%s': page %lld (%ux%u, %u samples, %s) differs from page 0 "
-                             "(%ux%u, %u samples, %s); voxa reads stacks of equal pages",
-                             path, (long long)npages, (unsigned)p.w, (unsigned)p.h,
-                             (unsigned)p.spp, type_str(&p, b1, sizeof b1), (unsigned)p0.w,
-                             (unsigned)p0.h, (unsigned)p0.spp, type_str(&p0, b0, sizeof b0));
-            goto done;
-        }
-        st = check_plausible(&r, (tdir_t)npages, npages ? &p : &p0);
-        if (st != VOXA_OK) goto done;
-        npages++;
-        if (TIFFLastDirectory(r.tif)) {
-            st = check_ifd_inside(&r);
-            if (st != VOXA_OK) goto done;
-            break;
-        }
-        tiffmsg_reset(&r.msg);
-        if (!TIFFReadDirectory(r.tif)) {
-            st = fail(&r, VOXA_EFORMAT, "cannot read the next page's directory",
-                      "corrupt IFD chain");
-            goto done;
-        }
-    }
+    int64_t npages = 0, raw_n = 0;
+    uint64_t raw_offset = 0;
+    st = voxa__tiff_scan(&r, &p0, &npages, &raw_offset, &raw_n);
+    if (st != VOXA_OK) goto done;
 
     int64_t pb = page_bytes(&p0);
-    uint64_t raw_offset = 0;
-    int64_t raw_n = npages == 1 ? imagej_raw_stack(&r, &p0, &raw_offset) : 0;
     if (raw_n > 1) npages = raw_n;
     VOXA_GOTO_IF(npages > INT64_MAX / pb, VOXA_EFORMAT, "'%s': too many pages", path);
     int64_t shape[VOXA_MAXDIM];

@@ -71,6 +71,32 @@ static inline const char *tiffmsg_text(const tiffmsg *m, const char *fallback) {
     return m->have && m->text[0] ? m->text : fallback;
 }
 
+/* What a page holds and how it is laid out. */
+typedef struct pageinfo {
+    uint32_t w, h;
+    uint16_t bps, fmt, spp, planar, photometric, compression;
+    int tiled;
+    uint32_t tw, th, rps;
+    voxa_dtype dtype;
+    int bilevel; /* 1-bit samples expanded to bool */
+} pageinfo;
+
+typedef struct reader {
+    const char *path;
+    TIFF *tif;
+    tiffmsg msg;
+    int64_t file_size;
+} reader;
+
+/* tiff.c, shared with tiff_region.c: pass 1 over the directories (every
+ * page checked against page 0; p0 = page 0, *npages counted; ImageJ raw
+ * stacks: *raw_n > 1 images from *raw_offset, else 0). Leaves the TIFF on
+ * its last directory. */
+voxa_status voxa__tiff_scan(reader *r, pageinfo *p0, int64_t *npages, uint64_t *raw_offset,
+                            int64_t *raw_n);
+/* Read page k's directory description (after TIFFSetDirectory). */
+voxa_status voxa__tiff_page_info(reader *r, tdir_t page, pageinfo *p);
+
 /* tiff_inflate.c: parallel decoding of deflate strips (see there). */
 int voxa__tiff_inflate_ok(TIFF *tif, uint16_t compression, int tiled, uint16_t bps);
 voxa_status voxa__tiff_inflate_page(TIFF *tif, uint8_t *dst, int64_t h, int64_t rps,

@@ -183,3 +183,28 @@ void voxa__gpu_free(voxa__gpu *g, voxa__buf *b) {
     if (g && b && b->h) g->ops->free(g, b);
     if (b) b->h = 0, b->bytes = 0;
 }
+
+/* ---- host views ---------------------------------------------------------------------- */
+
+voxa_status voxa__gpu_host_contig(const voxa_array *a, const void **data, voxa_array *tmp) {
+    memset(tmp, 0, sizeof *tmp);
+    if (voxa_array_is_c_contiguous(a)) {
+        *data = a->data;
+        return VOXA_OK;
+    }
+    VOXA_CHECK(voxa__contiguous_copy(a, tmp));
+    *data = tmp->data;
+    return VOXA_OK;
+}
+
+voxa_status voxa__gpu_read_into(voxa__gpu *g, const voxa__buf *b, voxa_array *out) {
+    size_t n = (size_t)voxa_array_size(out) * voxa_dtype_size(out->dtype);
+    if (n == 0) return VOXA_OK;
+    if (voxa_array_is_c_contiguous(out)) return g->ops->read(g, b, 0, out->data, n);
+    void *tmp = voxa__malloc(n, 1);
+    VOXA_FAIL_IF(!tmp, VOXA_ENOMEM, "gpu: out of host memory for %zu bytes", n);
+    voxa_status st = g->ops->read(g, b, 0, tmp, n);
+    if (st == VOXA_OK) voxa__copy_into(tmp, out);
+    voxa__free(tmp);
+    return st;
+}

@@ -237,11 +237,12 @@ voxa_status voxa__opencl_open(voxa__gpu *g) {
                  e);
     e = cl.clBuildProgram(c->prog, 1, &c->dev, "-cl-std=CL1.2", NULL, NULL);
     if (e != CL_SUCCESS) {
-        char log[400] = "";
+        char log[4096] = "";
         cl.clGetProgramBuildInfo(c->prog, c->dev, CL_PROGRAM_BUILD_LOG, sizeof log - 1, log,
                                  NULL);
+        const char *first = strstr(log, "error");
         return voxa__error(VOXA_EUNSUPPORTED, "opencl: the kernels do not build on %s "
-                           "(error %d): %.300s", di.name, e, log);
+                           "(error %d): %.300s", di.name, e, first ? first : log);
     }
     g->impl = c;
     g->ops = &cl_ops;

@@ -9,6 +9,8 @@
  *   VX_FOR(i, n)            grid-stride loop: every i in [0, n) once, any launch size
  *   vx_cas64(p, cmp, v)     64-bit compare-and-swap, returns the old value
  *   vx_max32(p, v)          32-bit atomic max on int, returns the old value
+ *   vx_min64(p, v)          64-bit atomic min on long (by compare-and-swap)
+ *   vx_dbits(d)             the bits of a double as a long
  *   long / ulong / uint / ushort / uchar   64/64/32/16/8-bit integers
  *
  * Exactness: double arithmetic must round as the CPU reference does, so no
@@ -31,6 +33,7 @@ typedef unsigned long ulong;
     ((long)atomicCAS((unsigned long long *)(p), (unsigned long long)(cmp),      \
                      (unsigned long long)(v)))
 #define vx_max32(p, v) atomicMax((int *)(p), (int)(v))
+#define vx_dbits(d) ((long)__double_as_longlong(d))
 #else
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
@@ -42,6 +45,7 @@ typedef unsigned long ulong;
 #define vx_gsize() ((long)get_global_size(0))
 #define vx_cas64(p, cmp, v) atom_cmpxchg((volatile __global long *)(p), (long)(cmp), (long)(v))
 #define vx_max32(p, v) atomic_max((volatile __global int *)(p), (int)(v))
+#define vx_dbits(d) as_long(d)
 #endif
 
 #define VX_FOR(i, n) for (long i = vx_gid(); i < (long)(n); i += vx_gsize())

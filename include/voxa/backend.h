@@ -68,6 +68,13 @@ VOXA_API voxa_status voxa_backend_resolve(voxa_backend b, voxa_backend *out);
 VOXA_API voxa_status voxa_backend_select(voxa_backend b);
 VOXA_API voxa_backend voxa_backend_selected(void);
 
+/** Device time for benchmarks. With VOXA_GPU_TIMING=1 in the environment
+ *  when a GPU backend's context opens, every launch waits for its kernel
+ *  and the seconds spent copying to the device, running kernels and copying
+ *  back are summed: seconds[0..2] receive them (all 0 for cpu or when
+ *  timing is off); reset != 0 sets the sums back to 0. */
+VOXA_API voxa_status voxa_backend_timing(voxa_backend b, double seconds[3], int reset);
+
 /* ---- ops on a backend ------------------------------------------------------
  * Same arguments, checks, results and errors as the CPU functions named; `b`
  * may be any backend (cpu calls the CPU function). GPU limits: balls and

@@ -17,6 +17,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static const char *const names[VOXA_NBACKENDS] = {"cpu", "opencl", "cuda", "auto"};
 
@@ -108,6 +109,8 @@ voxa_status voxa__gpu_acquire(voxa_backend b, const char *what, voxa__gpu **out)
     pthread_mutex_lock(&s->lock);
     if (s->state == 0) {
         s->g.kind = b;
+        const char *t = getenv("VOXA_GPU_TIMING");
+        s->g.timing = t && *t && strcmp(t, "0");
         voxa_status st = b == VOXA_BACKEND_OPENCL ? voxa__opencl_open(&s->g)
                                                   : voxa__cuda_open(&s->g);
         s->state = st == VOXA_OK ? 1 : -1;
@@ -154,6 +157,26 @@ voxa_status voxa_backend_resolve(voxa_backend b, voxa_backend *out) {
     }
     voxa_clear_error();
     *out = VOXA_BACKEND_CPU;
+    return VOXA_OK;
+}
+
+double voxa__gpu_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+voxa_status voxa_backend_timing(voxa_backend b, double seconds[3], int reset) {
+    VOXA_FAIL_IF(!seconds, VOXA_EINVAL, "backend timing: seconds is NULL");
+    seconds[0] = seconds[1] = seconds[2] = 0;
+    if (b != VOXA_BACKEND_OPENCL && b != VOXA_BACKEND_CUDA) return VOXA_OK;
+    slot *s = &slots[b];
+    pthread_mutex_lock(&s->lock);
+    for (int i = 0; i < 3; i++) {
+        seconds[i] = s->g.seconds[i];
+        if (reset) s->g.seconds[i] = 0;
+    }
+    pthread_mutex_unlock(&s->lock);
     return VOXA_OK;
 }
 

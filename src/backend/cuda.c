@@ -174,15 +174,20 @@ static void cu_free(voxa__gpu *g, voxa__buf *b) {
 
 static voxa_status cu_write(voxa__gpu *g, voxa__buf *b, size_t off, const void *src, size_t n) {
     cu.cuCtxSetCurrent(((cuctx *)g->impl)->ctx);
+    double t0 = g->timing ? voxa__gpu_now() : 0;
     CU_FAIL_IF(cu.cuMemcpyHtoD_v2((CUdeviceptr)b->h + off, src, n), VOXA_EIO,
                "copy to the device");
+    if (g->timing) g->seconds[0] += voxa__gpu_now() - t0;
     return VOXA_OK;
 }
 
 static voxa_status cu_read(voxa__gpu *g, const voxa__buf *b, size_t off, void *dst, size_t n) {
     cu.cuCtxSetCurrent(((cuctx *)g->impl)->ctx);
+    if (g->timing) cu.cuCtxSynchronize(); /* kernels before the copy count as kernels */
+    double t0 = g->timing ? voxa__gpu_now() : 0;
     CU_FAIL_IF(cu.cuMemcpyDtoH_v2(dst, (CUdeviceptr)b->h + off, n), VOXA_EIO,
                "copy from the device (an earlier kernel may have failed)");
+    if (g->timing) g->seconds[2] += voxa__gpu_now() - t0;
     return VOXA_OK;
 }
 
@@ -215,8 +220,14 @@ static voxa_status cu_launch(voxa__gpu *g, const char *name, int64_t items, int 
     if (items < 1) items = 1;
     if (items > cap) items = cap;
     unsigned blocks = (unsigned)((items + VOXA__GPU_GROUP - 1) / VOXA__GPU_GROUP);
+    double t0 = g->timing ? voxa__gpu_now() : 0;
     CUresult e = cu.cuLaunchKernel(f, blocks, 1, 1, VOXA__GPU_GROUP, 1, 1, 0, NULL, params, NULL);
     VOXA_FAIL_IF(e != 0, VOXA_EINTERNAL, "cuda: launch of %s failed (%s)", name, errstr(e));
+    if (g->timing) {
+        e = cu.cuCtxSynchronize();
+        VOXA_FAIL_IF(e != 0, VOXA_EINTERNAL, "cuda: kernel %s failed (%s)", name, errstr(e));
+        g->seconds[1] += voxa__gpu_now() - t0;
+    }
     return VOXA_OK;
 }
 

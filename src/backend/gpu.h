@@ -51,7 +51,15 @@ struct voxa__gpu {
     void *impl;
     int64_t max_alloc, memory;
     char device[128];
+    /* VOXA_GPU_TIMING=1 when the context opened: launches wait for their
+     * kernel, and seconds are summed: [0] to the device, [1] kernels,
+     * [2] from the device (voxa_backend_timing). */
+    int timing;
+    double seconds[3];
 };
+
+/* Monotonic clock in seconds, for the timing above. */
+double voxa__gpu_now(void);
 
 /* Backends: probe (fills info, never fails for a missing runtime) and open a
  * context on device 0 (the program is built / the module loaded on first

@@ -154,17 +154,22 @@ static void cl_free(voxa__gpu *g, voxa__buf *b) {
 
 static voxa_status cl_write(voxa__gpu *g, voxa__buf *b, size_t off, const void *src, size_t n) {
     clctx *c = g->impl;
+    double t0 = g->timing ? voxa__gpu_now() : 0;
     cl_int e = cl.clEnqueueWriteBuffer(c->q, (cl_mem)b->h, CL_TRUE, off, n, src, 0, NULL, NULL);
     VOXA_FAIL_IF(e != CL_SUCCESS, VOXA_EIO, "opencl: copy of %zu bytes to the device failed "
                  "(error %d)", n, e);
+    if (g->timing) g->seconds[0] += voxa__gpu_now() - t0;
     return VOXA_OK;
 }
 
 static voxa_status cl_read(voxa__gpu *g, const voxa__buf *b, size_t off, void *dst, size_t n) {
     clctx *c = g->impl;
+    if (g->timing) cl.clFinish(c->q); /* kernels before the copy count as kernels */
+    double t0 = g->timing ? voxa__gpu_now() : 0;
     cl_int e = cl.clEnqueueReadBuffer(c->q, (cl_mem)b->h, CL_TRUE, off, n, dst, 0, NULL, NULL);
     VOXA_FAIL_IF(e != CL_SUCCESS, VOXA_EIO, "opencl: copy of %zu bytes from the device failed "
                  "(error %d; an earlier kernel may have failed)", n, e);
+    if (g->timing) g->seconds[2] += voxa__gpu_now() - t0;
     return VOXA_OK;
 }
 
@@ -199,9 +204,14 @@ static voxa_status cl_launch(voxa__gpu *g, const char *name, int64_t items, int 
     if (items > cap) items = cap;
     size_t local = VOXA__GPU_GROUP;
     size_t global = (size_t)((items + VOXA__GPU_GROUP - 1) / VOXA__GPU_GROUP) * local;
+    double t0 = g->timing ? voxa__gpu_now() : 0;
     cl_int e = cl.clEnqueueNDRangeKernel(c->q, k, 1, NULL, &global, &local, 0, NULL, NULL);
     VOXA_FAIL_IF(e != CL_SUCCESS, VOXA_EINTERNAL, "opencl: launch of %s failed (error %d)",
                  name, e);
+    if (g->timing) {
+        cl.clFinish(c->q);
+        g->seconds[1] += voxa__gpu_now() - t0;
+    }
     return VOXA_OK;
 }
 

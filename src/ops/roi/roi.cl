@@ -1,6 +1,6 @@
 /* ROI extraction (a gather) and paste-back (OVERWRITE) on the GPU.
  *
- * Extraction: one work-item per output element of the (n, ext...) patch
+ * Extraction: one work-item per line (last axis) of the (n, ext...) patch
  * array; it splits its index into (row, position in the patch), maps each
  * coordinate axis through numpy.pad's rule for the mode (the same
  * map_index as roi_extract.c: constant -> fill, nearest -> clamp, reflect
@@ -27,44 +27,67 @@ VX_FUNC long roi_map(long j, long n, long mode) {
     return r < n ? r : period - r;
 }
 
-/* Offset in the array of element i of the patch array, or -1 when it
- * falls outside (the fill value for extract, skipped for paste). */
-VX_FUNC long roi_source(long i, VX_GLOBAL const long *corners, VX_GLOBAL const long *geom,
-                        long *row) {
-    long nd = geom[0], k = geom[1], mode = geom[2], P = geom[3];
-    long r = i / P, w = i - r * P, off = 0, out = 0;
-    for (long d = nd - 1; d >= 0; d--) {
+/* Patch-array line t (all but the last axis): its row *r, and the offset
+ * in the array of the line's first element before the last axis; returns
+ * 0 when an axis other than the last falls outside (the whole line is the
+ * fill value, or skipped for paste). */
+VX_FUNC int roi_line(long t, VX_GLOBAL const long *corners, VX_GLOBAL const long *geom,
+                     long *r, long *off) {
+    long nd = geom[0], k = geom[1], mode = geom[2], last = nd - 1;
+    long lines = geom[3] / geom[12 + last]; /* lines per patch */
+    long row = t / lines, w = t - row * lines, o = 0;
+    int inside = 1;
+    for (long d = last - 1; d >= 0; d--) {
         long e = geom[12 + d];
         long wd = w % e;
         w /= e;
         long c = wd;
         if (d < k) {
-            c = roi_map(corners[r * k + d] + wd, geom[4 + d], mode);
-            if (c < 0) out = 1;
+            c = roi_map(corners[row * k + d] + wd, geom[4 + d], mode);
+            if (c < 0) inside = 0;
         }
-        off += c * geom[20 + d];
+        o += c * geom[20 + d];
     }
-    *row = r;
-    return out ? -1 : off;
+    *r = row;
+    *off = o;
+    return inside;
 }
 
+/* Source index on the last axis of element x of a line of row r (-1: outside). */
+VX_FUNC long roi_last(long x, long r, VX_GLOBAL const long *corners, VX_GLOBAL const long *geom) {
+    long nd = geom[0], k = geom[1], last = nd - 1;
+    if (last >= k) return x;
+    return roi_map(corners[r * k + last] + x, geom[4 + last], geom[2]);
+}
+
+/* One work-item per line of the patch array (lines = elements / extent of
+ * the last axis): index arithmetic once per line, then a run of copies. */
 #define VX_ROI_KERNELS(T, W)                                                             \
     VX_KERNEL vx_roi_extract_##W(VX_GLOBAL T *out, VX_GLOBAL const T *in,                \
                                  VX_GLOBAL const long *corners, VX_GLOBAL const long *geom, \
-                                 long total, ulong fill) {                              \
-        VX_FOR(i, total) {                                                               \
-            long row;                                                                    \
-            long off = roi_source(i, corners, geom, &row);                               \
-            out[i] = off < 0 ? (T)fill : in[off];                                        \
+                                 long lines, ulong fill) {                              \
+        long e = geom[12 + geom[0] - 1];                                                 \
+        VX_FOR(t, lines) {                                                               \
+            long r, off;                                                                 \
+            int inside = roi_line(t, corners, geom, &r, &off);                           \
+            VX_GLOBAL T *dst = out + t * e;                                              \
+            for (long x = 0; x < e; x++) {                                               \
+                long c = inside ? roi_last(x, r, corners, geom) : -1;                    \
+                dst[x] = c < 0 ? (T)fill : in[off + c];                                  \
+            }                                                                            \
         }                                                                                \
     }                                                                                    \
     VX_KERNEL vx_roi_paste_##W(VX_GLOBAL T *vol, VX_GLOBAL const T *pat,                 \
                                VX_GLOBAL const int *win, VX_GLOBAL const long *corners,  \
-                               VX_GLOBAL const long *geom, long total) {                 \
-        VX_FOR(i, total) {                                                               \
-            long row;                                                                    \
-            long off = roi_source(i, corners, geom, &row);                               \
-            if (off >= 0 && win[off] == (int)row) vol[off] = pat[i];                     \
+                               VX_GLOBAL const long *geom, long lines) {                 \
+        long e = geom[12 + geom[0] - 1];                                                 \
+        VX_FOR(t, lines) {                                                               \
+            long r, off;                                                                 \
+            if (!roi_line(t, corners, geom, &r, &off)) continue;                         \
+            for (long x = 0; x < e; x++) {                                               \
+                long c = roi_last(x, r, corners, geom);                                  \
+                if (c >= 0 && win[off + c] == (int)r) vol[off + c] = pat[t * e + x];     \
+            }                                                                            \
         }                                                                                \
     }
 VX_ROI_KERNELS(uchar, 1)
@@ -73,10 +96,14 @@ VX_ROI_KERNELS(uint, 4)
 VX_ROI_KERNELS(ulong, 8)
 
 VX_KERNEL vx_roi_claim(VX_GLOBAL int *win, VX_GLOBAL const long *corners,
-                       VX_GLOBAL const long *geom, long total) {
-    VX_FOR(i, total) {
-        long row;
-        long off = roi_source(i, corners, geom, &row);
-        if (off >= 0) vx_max32(&win[off], row);
+                       VX_GLOBAL const long *geom, long lines) {
+    long e = geom[12 + geom[0] - 1];
+    VX_FOR(t, lines) {
+        long r, off;
+        if (!roi_line(t, corners, geom, &r, &off)) continue;
+        for (long x = 0; x < e; x++) {
+            long c = roi_last(x, r, corners, geom);
+            if (c >= 0) vx_max32(&win[off + c], r);
+        }
     }
 }

@@ -78,9 +78,10 @@ voxa_status voxa__roi_extract_gpu(voxa_backend b, const voxa_array *in, const vo
         (st = voxa__gpu_upload(g, geom, sizeof geom, "extract", &dg)) ||
         (st = voxa__gpu_alloc(g, (size_t)total * es, "extract: patches", &dout)))
         goto done;
+    int64_t lines = total / ext[in->ndim - 1];
     voxa__arg args[] = {VX_ARG(dout.h), VX_ARG(din.h), VX_ARG(dc.h),
-                        VX_ARG(dg.h),   VX_ARG(total), VX_ARG(fillv)};
-    if ((st = g->ops->launch(g, ext_kernels[es], total, 6, args))) goto done;
+                        VX_ARG(dg.h),   VX_ARG(lines), VX_ARG(fillv)};
+    if ((st = g->ops->launch(g, ext_kernels[es], lines, 6, args))) goto done;
     st = voxa__gpu_read_into(g, &dout, out);
 done:
     voxa__gpu_free(g, &din);
@@ -126,13 +127,14 @@ voxa_status voxa__roi_paste_gpu(voxa_backend b, voxa_array *vol, const voxa_arra
         (st = voxa__gpu_alloc(g, (size_t)nvox * 4, "paste: row map", &dw)))
         goto done;
     int minus1 = -1;
+    int64_t lines = total / ext[vol->ndim - 1];
     voxa__arg fa[] = {VX_ARG(dw.h), VX_ARG(nvox), VX_ARG(minus1)};
-    voxa__arg ca[] = {VX_ARG(dw.h), VX_ARG(dc.h), VX_ARG(dg.h), VX_ARG(total)};
+    voxa__arg ca[] = {VX_ARG(dw.h), VX_ARG(dc.h), VX_ARG(dg.h), VX_ARG(lines)};
     voxa__arg pa[] = {VX_ARG(dv.h), VX_ARG(dp.h), VX_ARG(dw.h),
-                      VX_ARG(dc.h), VX_ARG(dg.h), VX_ARG(total)};
+                      VX_ARG(dc.h), VX_ARG(dg.h), VX_ARG(lines)};
     if ((st = g->ops->launch(g, "vx_fill_i32", nvox, 3, fa)) ||
-        (st = g->ops->launch(g, "vx_roi_claim", total, 4, ca)) ||
-        (st = g->ops->launch(g, paste_kernels[es], total, 6, pa)))
+        (st = g->ops->launch(g, "vx_roi_claim", lines, 4, ca)) ||
+        (st = g->ops->launch(g, paste_kernels[es], lines, 6, pa)))
         goto done;
     st = voxa__gpu_read_into(g, &dv, vol);
 done:

@@ -8,7 +8,7 @@
  * per line. The result is read back into the caller's view (any strides).
  *
  * Device memory: mask = 1 byte per voxel; owner = 16 bytes per voxel (the
- * best distance and the owner, both 64-bit); plus 80 bytes per point. */
+ * best distance and the owner, both 64-bit); plus 72 bytes per point. */
 #include "internal.h"
 #include "backend/gpu.h"
 

@@ -11,8 +11,8 @@
  * sum. The number of labels is known before the output is written, so
  * EOVERFLOW leaves `out` untouched, as on the CPU.
  *
- * Device memory: 1 + 8 + out's element size bytes per voxel, + 16 bytes per
- * CHUNK voxels. */
+ * Device memory: 1 + 8 bytes per voxel, then 8 + out's element size once the
+ * mask is freed, + 8 bytes per CHUNK voxels (the counts). */
 #include "label_internal.h"
 #include "backend/gpu.h"
 

@@ -339,7 +339,36 @@ static void roi_case(voxa_dtype t, int mode, int centered, int strided_in) {
     voxa_array_free(&io);
 }
 
+/* Coordinates on every axis (k = ndim): lines partly outside on the last axis. */
+static void roi_case_full(voxa_dtype t, int mode) {
+    int64_t sh[2] = {17, 29}, size[2] = {6, 11}, np = 200, os[3] = {200, 6, 11};
+    voxa_array in, ref, got;
+    voxa_array_new(&in, t, 2, sh);
+    size_t es = voxa_dtype_size(t);
+    for (int64_t b = 0; b < 17 * 29 * (int64_t)es; b++)
+        ((uint8_t *)in.data)[b] = (uint8_t)(t == VOXA_BOOL ? b & 1 : vtest_rand(&seed) & 0x3f);
+    int64_t coords[400];
+    for (int i = 0; i < 400; i++) coords[i] = (int64_t)(vtest_rand(&seed) % 60) - 25;
+    voxa_roi_params p = {.coords = coords, .n = np, .k = 2, .size = size,
+                         .mode = (voxa_roi_mode)mode, .cval = 1};
+    voxa_array_new(&ref, t, 3, os);
+    voxa_array_new(&got, t, 3, os);
+    CHECK_OK(voxa_roi_extract_on(VOXA_BACKEND_CPU, &in, &p, &ref));
+    for (int i = 0; i < ngpus; i++) {
+        memset(got.data, 0x55, (size_t)(np * 66) * es);
+        CHECK_OK(voxa_roi_extract_on(gpus[i], &in, &p, &got));
+        CHECK(same_array(&ref, &got));
+    }
+    voxa_array_free(&in);
+    voxa_array_free(&ref);
+    voxa_array_free(&got);
+}
+
 static void test_roi(void) {
+    for (int mode = VOXA_ROI_CONSTANT; mode <= VOXA_ROI_REFLECT; mode++) {
+        roi_case_full(VOXA_U8, mode);
+        roi_case_full(VOXA_U32, mode);
+    }
     const voxa_dtype ts[] = {VOXA_BOOL, VOXA_U8, VOXA_I16, VOXA_F32, VOXA_U64, VOXA_F64};
     for (int ti = 0; ti < 6; ti++)
         for (int mode = VOXA_ROI_ERROR; mode <= VOXA_ROI_REFLECT; mode++)

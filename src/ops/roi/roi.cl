@@ -53,6 +53,15 @@ VX_FUNC int roi_line(long t, VX_GLOBAL const long *corners, VX_GLOBAL const long
     return inside;
 }
 
+/* First source index on the last axis of a line of row r when the whole
+ * line lies inside the array there (then element x is at it + x), else -1. */
+VX_FUNC long roi_run(long r, VX_GLOBAL const long *corners, VX_GLOBAL const long *geom) {
+    long nd = geom[0], k = geom[1], last = nd - 1;
+    if (last >= k) return 0;
+    long c = corners[r * k + last];
+    return c >= 0 && c <= geom[4 + last] - geom[12 + last] ? c : -1;
+}
+
 /* Source index on the last axis of element x of a line of row r (-1: outside). */
 VX_FUNC long roi_last(long x, long r, VX_GLOBAL const long *corners, VX_GLOBAL const long *geom) {
     long nd = geom[0], k = geom[1], last = nd - 1;
@@ -71,6 +80,12 @@ VX_FUNC long roi_last(long x, long r, VX_GLOBAL const long *corners, VX_GLOBAL c
             long r, off;                                                                 \
             int inside = roi_line(t, corners, geom, &r, &off);                           \
             VX_GLOBAL T *dst = out + t * e;                                              \
+            long c0 = inside ? roi_run(r, corners, geom) : -1;                           \
+            if (c0 >= 0) {                                                               \
+                VX_GLOBAL const T *src = in + off + c0;                                  \
+                for (long x = 0; x < e; x++) dst[x] = src[x];                            \
+                continue;                                                                \
+            }                                                                            \
             for (long x = 0; x < e; x++) {                                               \
                 long c = inside ? roi_last(x, r, corners, geom) : -1;                    \
                 dst[x] = c < 0 ? (T)fill : in[off + c];                                  \

@@ -26,11 +26,17 @@
  * Cost: O(V) work-items per pass, unions nearly constant each; memory 1 + 8
  * bytes per voxel plus the output. */
 
+/* Root of i, with path splitting: each visited voxel is pointed at its
+ * grandparent. A plain store is safe: only non-roots are rewritten, with an
+ * ancestor, and the compare-and-swap in uf_union only ever acts on roots. */
 VX_FUNC long uf_find(VX_GLOBAL long *L, long i) {
-    long p = ((volatile VX_GLOBAL long *)L)[i];
+    volatile VX_GLOBAL long *V = (volatile VX_GLOBAL long *)L;
+    long p = V[i];
     while (p != i) {
+        long gp = V[p];
+        if (gp != p) V[i] = gp;
         i = p;
-        p = ((volatile VX_GLOBAL long *)L)[i];
+        p = gp;
     }
     return i;
 }

@@ -89,16 +89,6 @@ voxa_status voxa__gpu_host_contig(const voxa_array *a, const void **data, voxa_a
 /* Read buffer b (C-order elements of out's dtype and shape) into view out. */
 voxa_status voxa__gpu_read_into(voxa__gpu *g, const voxa__buf *b, voxa_array *out);
 
-/* The ops' GPU entry points (b is opencl or cuda; arguments and results as
- * the CPU functions). The op interface's `gpu` slot calls these. */
-voxa_status voxa__roi_extract_gpu(voxa_backend b, const voxa_array *in, const voxa_roi_params *p,
-                                  voxa_array *out);
-voxa_status voxa__roi_paste_gpu(voxa_backend b, voxa_array *vol, const voxa_array *patches,
-                                const voxa_roi_params *p, voxa_paste_op op);
-voxa_status voxa__balls_gpu(voxa_backend b, const voxa_balls_params *p, voxa_array *out);
-voxa_status voxa__label_gpu(voxa_backend b, const voxa_array *in, const unsigned char *structure,
-                            int connectivity, voxa_array *out, int64_t *nlabels);
-
 /* Embedded kernels (generated at build time by src/backend/embed.cmake):
  * the OpenCL program source (vx_portable.h + every src/ops/<family>/<name>.cl) and the
  * CUDA fatbin nvcc made from the same files (size 0 without nvcc). */

@@ -11,6 +11,7 @@
  * best distance and the owner, both 64-bit); plus 72 bytes per point. */
 #include "internal.h"
 #include "backend/gpu.h"
+#include "balls_gpu.h"
 
 #include <math.h>
 #include <string.h>

@@ -15,6 +15,7 @@
  * mask is freed, + 8 bytes per CHUNK voxels (the counts). */
 #include "label_internal.h"
 #include "backend/gpu.h"
+#include "label_gpu.h"
 
 #include <string.h>
 

@@ -12,6 +12,7 @@
  * EUNSUPPORTED, use the cpu backend). */
 #include "roi_internal.h"
 #include "backend/gpu.h"
+#include "roi_gpu.h"
 
 #include <string.h>
 

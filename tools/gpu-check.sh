@@ -90,8 +90,10 @@ log "backends"
 rc=0
 for b in $BACKENDS; do
     log "parity: $b vs cpu"
-    if VOXA_TEST_BACKENDS=$b timeout 240 "$B/test_backend" 2>&1 | tail -8; then :; fi
-    VOXA_TEST_BACKENDS=$b "$B/test_backend" >/dev/null 2>&1 || { echo "parity $b: FAILED"; rc=1; }
+    VOXA_TEST_BACKENDS=$b timeout 240 "$B/test_backend" > "$B/parity_$b.log" 2>&1
+    st=$?
+    tail -8 "$B/parity_$b.log"
+    [ $st -eq 0 ] || { echo "parity $b: FAILED (exit $st; log: $B/parity_$b.log)"; rc=1; }
 done
 
 # ---- benchmarks ----------------------------------------------------------------------

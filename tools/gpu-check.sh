@@ -79,7 +79,7 @@ LIBSRC="src/core/*.c src/backend/*.c src/ops/balls/*.c src/ops/label/*.c src/ops
 # shellcheck disable=SC2086
 $CC $FLAGS $CFLAGS_CL -o "$B/test_backend" tests/c/test_backend.c $LIBSRC "$B/voxa_kernels.c" \
     -lm -ldl -lpthread || exit 1
-sed -n '/^\/\* BENCH$/,/^BENCH \*\/$/p' "$0" | sed '1d;$d' > "$B/gpu_bench.c"
+sed -n "/^: <<'BENCH'\$/,/^BENCH\$/p" "$0" | sed '1d;$d' > "$B/gpu_bench.c"
 # shellcheck disable=SC2086
 $CC $FLAGS $CFLAGS_CL -o "$B/gpu_bench" "$B/gpu_bench.c" $LIBSRC "$B/voxa_kernels.c" \
     -lm -ldl -lpthread || exit 1
@@ -101,7 +101,7 @@ log "benchmarks (SCALE=$SCALE)"
 VOXA_GPU_TIMING=1 timeout 200 "$B/gpu_bench" --scale "$SCALE" $BACKENDS || rc=1
 exit $rc
 
-/* BENCH
+: <<'BENCH'
 // The GPU benchmarks of issue 11 (extracted and compiled by gpu-check.sh).
 #include "voxa.h"
 #include <stdio.h>
@@ -248,4 +248,4 @@ int main(int argc, char **argv) {
     printf("\nGPU times include the copies; with VOXA_GPU_TIMING=1 each launch waits for its kernel.\n");
     return 0;
 }
-BENCH */
+BENCH

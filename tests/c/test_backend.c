@@ -133,7 +133,55 @@ static void balls_case(int nd, const int64_t *sh, int64_t np, int owner, voxa_dt
     free(rad);
 }
 
+/* Points whose ball boundary falls exactly between the plain and the fused
+ * (multiply-add) evaluation of the rule at one voxel: r is chosen with
+ * r*r == one of the two sums, so a device that contracted x + t*t into an
+ * fma would paint that voxel differently from the CPU. */
+static void balls_fma_case(void) {
+    const double sp[3] = {1.1, 0.9, 1.3};
+    int64_t sh[3] = {16, 16, 16};
+    double pts[3 * 64], rad[64];
+    int np = 0;
+    for (int tries = 0; tries < 200000 && np < 64; tries++) {
+        double p[3], v[3], t[3];
+        for (int d = 0; d < 3; d++) {
+            v[d] = (double)(vtest_rand(&seed) % 16);
+            p[d] = v[d] + (urand() - 0.5) * 6;
+            t[d] = (v[d] - p[d]) * sp[d];
+        }
+        double plain = ((0.0 + t[0] * t[0]) + t[1] * t[1]) + t[2] * t[2];
+        double fused = fma(t[2], t[2], fma(t[1], t[1], t[0] * t[0]));
+        if (plain == fused) continue;
+        double target = (np % 2) ? plain : fused, r = sqrt(target);
+        for (int k = 0; k < 4 && r * r != target; k++) r = nextafter(r, k % 2 ? INFINITY : 0);
+        if (r * r != target) continue;
+        memcpy(pts + 3 * np, p, sizeof p);
+        rad[np++] = r;
+    }
+    CHECK(np == 64);
+    voxa_balls_params p = {.points = pts, .npoints = np, .radii = rad, .spacing = sp};
+    for (int owner = 0; owner < 2; owner++) {
+        p.owner = owner;
+        voxa_dtype t = owner ? VOXA_I32 : VOXA_U8;
+        voxa_array ref, got;
+        voxa_array_new(&ref, t, 3, sh);
+        voxa_array_new(&got, t, 3, sh);
+        CHECK_OK(voxa_balls_on(VOXA_BACKEND_CPU, &p, &ref));
+        for (int i = 0; i < ngpus; i++) {
+            CHECK_OK(voxa_balls_on(gpus[i], &p, &got));
+            int same = same_array(&ref, &got);
+            CHECK(same);
+            if (!same)
+                fprintf(stderr, "  balls %s: boundary voxels differ: the device fused x + t*t\n",
+                        voxa_backend_name(gpus[i]));
+        }
+        voxa_array_free(&ref);
+        voxa_array_free(&got);
+    }
+}
+
 static void test_balls(void) {
+    balls_fma_case();
     const int64_t s1[1] = {1000}, s2[2] = {67, 259}, s3[3] = {13, 41, 257}, s3b[3] = {1, 1, 1};
     for (int owner = 0; owner < 2; owner++) {
         voxa_dtype ts[3] = {owner ? VOXA_I32 : VOXA_U8, owner ? VOXA_U32 : VOXA_BOOL,

@@ -16,5 +16,7 @@
 /* families below */
 #include "voxa/edt.h"
 #include "voxa/morph.h"
+/* where ops run: cpu, opencl, cuda */
+#include "voxa/backend.h"
 
 #endif

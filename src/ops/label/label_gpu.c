@@ -1,0 +1,146 @@
+/* Connected components on a GPU backend (kernels: label.cl).
+ *
+ * Same contract as voxa_label: the host checks the arguments with
+ * voxa_label itself on an empty view of the same kind (same checks and
+ * messages, no work), builds the full 3^ndim structure, pads 1-D and 2-D
+ * to 3-D (the padded axes connect nothing), and keeps the 13 neighbours
+ * before the centre as a bit mask. The input becomes a C-contiguous 0/1
+ * byte mask (voxa__binary_view); the union-find, the root count per chunk
+ * and the numbering run on the device; only the per-chunk counts (8 bytes
+ * per CHUNK voxels) make a round trip through the host for their prefix
+ * sum. The number of labels is known before the output is written, so
+ * EOVERFLOW leaves `out` untouched, as on the CPU.
+ *
+ * Device memory: 1 + 8 bytes per voxel, then 8 + out's element size once the
+ * mask is freed, + 8 bytes per CHUNK voxels (the counts). */
+#include "label_internal.h"
+#include "backend/gpu.h"
+#include "label_gpu.h"
+
+#include <string.h>
+
+#define CHUNK 512
+
+static int64_t dtype_max(voxa_dtype t) {
+    switch (t) {
+    case VOXA_I8: return INT8_MAX;
+    case VOXA_U8: return UINT8_MAX;
+    case VOXA_I16: return INT16_MAX;
+    case VOXA_U16: return UINT16_MAX;
+    case VOXA_I32: return INT32_MAX;
+    case VOXA_U32: return UINT32_MAX;
+    default: return INT64_MAX;
+    }
+}
+
+static const char *const final_kernels[9] = {
+    [1] = "vx_label_final_1", [2] = "vx_label_final_2", [4] = "vx_label_final_4",
+    [8] = "vx_label_final_8"};
+
+/* Bits 0..12 of the padded 3-D structure (neighbours before the centre). */
+static unsigned neighbour_mask(int nd, const unsigned char *structure, int connectivity) {
+    unsigned mask = 0;
+    int pad = 3 - nd;
+    for (int b = 0; b < 13; b++) {
+        int off[3] = {b / 9 - 1, (b / 3) % 3 - 1, b % 3 - 1};
+        int ok = 1, k = 0, dist = 0;
+        for (int d = 0; d < pad; d++) ok &= off[d] == 0;
+        if (!ok) continue;
+        for (int d = pad; d < 3; d++) {
+            k = k * 3 + off[d] + 1;
+            dist += off[d] != 0;
+        }
+        if (structure ? structure[k] != 0 : dist <= connectivity) mask |= 1u << b;
+    }
+    return mask;
+}
+
+voxa_status voxa__label_gpu(voxa_backend b, const voxa_array *in, const unsigned char *structure,
+                            int connectivity, voxa_array *out, int64_t *nlabels) {
+    if (nlabels) *nlabels = 0;
+    VOXA_FAIL_IF(!in, VOXA_EINVAL, "label: in is NULL");
+    VOXA_FAIL_IF(!out, VOXA_EINVAL, "label: out is NULL");
+    VOXA_CHECK(voxa_array_check(in, "label: in"));
+    VOXA_CHECK(voxa_array_check(out, "label: out"));
+    if (!voxa__same_shape(in, out)) {
+        char x[160], y[160];
+        return voxa__error(VOXA_EINVAL, "label: out has shape %s, expected the shape of in %s",
+                           voxa__shape_str(out, x, sizeof x), voxa__shape_str(in, y, sizeof y));
+    }
+    {   /* the CPU checks on empty views: dtypes, ndim, connectivity, structure */
+        voxa_array ei = *in, eo = *out;
+        if (in->ndim >= 1) ei.shape[0] = eo.shape[0] = 0;
+        VOXA_CHECK(voxa_label(&ei, structure, connectivity, &eo, NULL));
+    }
+    VOXA_FAIL_IF(in->ndim > 3, VOXA_EUNSUPPORTED,
+                 "label: %d-D input: the GPU path takes 1-D to 3-D (use the cpu backend)",
+                 in->ndim);
+    int64_t n = voxa_array_size(in);
+    if (n == 0) return VOXA_OK;
+    int nd = in->ndim, pad = 3 - nd;
+    int64_t sh[3] = {1, 1, 1};
+    for (int d = 0; d < nd; d++) sh[pad + d] = in->shape[d];
+    int mask = (int)neighbour_mask(nd, structure, connectivity);
+    int64_t chunk = CHUNK, nchunks = (n + CHUNK - 1) / CHUNK, total = 0;
+    size_t es = voxa_dtype_size(out->dtype);
+    voxa_status st = VOXA_OK;
+    voxa__gpu *g = NULL;
+    voxa__buf dm = {0}, dl = {0}, dc = {0}, dout = {0};
+    const uint8_t *bin = NULL;
+    uint8_t *owned = NULL;
+    int64_t *counts = voxa__malloc((size_t)nchunks, sizeof(int64_t));
+    VOXA_GOTO_IF(!counts, VOXA_ENOMEM, "label: out of memory for %lld chunk counts",
+                 (long long)nchunks);
+    if ((st = voxa__binary_view(in, &bin, &owned))) goto done;
+    if ((st = voxa__gpu_acquire(b, "label", &g))) goto done;
+    if ((st = voxa__gpu_upload(g, bin, (size_t)n, "label: mask", &dm)) ||
+        (st = voxa__gpu_alloc(g, (size_t)n * 8, "label: parents", &dl)) ||
+        (st = voxa__gpu_alloc(g, (size_t)nchunks * 8, "label: counts", &dc)))
+        goto done;
+    voxa__arg ia[] = {VX_ARG(dm.h), VX_ARG(dl.h), VX_ARG(n)};
+    voxa__arg ma[] = {VX_ARG(dm.h), VX_ARG(dl.h), VX_ARG(sh[0]), VX_ARG(sh[1]), VX_ARG(sh[2]),
+                      VX_ARG(mask)};
+    voxa__arg pa[] = {VX_ARG(dl.h), VX_ARG(n)};
+    voxa__arg ca[] = {VX_ARG(dl.h), VX_ARG(n), VX_ARG(chunk), VX_ARG(dc.h), VX_ARG(nchunks)};
+    if ((st = g->ops->launch(g, "vx_label_init", n, 3, ia)) ||
+        (st = g->ops->launch(g, "vx_label_merge", n, 6, ma)) ||
+        (st = g->ops->launch(g, "vx_label_compress", n, 2, pa)) ||
+        (st = g->ops->launch(g, "vx_label_count", nchunks, 5, ca)) ||
+        (st = g->ops->read(g, &dc, 0, counts, (size_t)nchunks * 8)))
+        goto done;
+    for (int64_t t = 0; t < nchunks; t++) { /* exclusive prefix sum */
+        int64_t c = counts[t];
+        counts[t] = total;
+        total += c;
+    }
+    VOXA_GOTO_IF(total > dtype_max(out->dtype), VOXA_EOVERFLOW,
+                 "label: %lld labels do not fit the output dtype %s", (long long)total,
+                 voxa_dtype_name(out->dtype));
+    voxa__arg ra[] = {VX_ARG(dl.h), VX_ARG(n), VX_ARG(chunk), VX_ARG(dc.h), VX_ARG(nchunks)};
+    if ((st = g->ops->write(g, &dc, 0, counts, (size_t)nchunks * 8)) ||
+        (st = g->ops->launch(g, "vx_label_rank", nchunks, 5, ra)))
+        goto done;
+    voxa__gpu_free(g, &dm); /* the mask is done with: room for the output */
+    if ((st = voxa__gpu_alloc(g, (size_t)n * es, "label: output", &dout))) goto done;
+    voxa__arg fa[] = {VX_ARG(dl.h), VX_ARG(dout.h), VX_ARG(n)};
+    if ((st = g->ops->launch(g, final_kernels[es], n, 3, fa))) goto done;
+    st = voxa__gpu_read_into(g, &dout, out);
+    if (st == VOXA_OK && nlabels) *nlabels = total;
+done:
+    voxa__gpu_free(g, &dm);
+    voxa__gpu_free(g, &dl);
+    voxa__gpu_free(g, &dc);
+    voxa__gpu_free(g, &dout);
+    voxa__gpu_release(g);
+    voxa__free(owned);
+    voxa__free(counts);
+    return st;
+}
+
+voxa_status voxa_label_on(voxa_backend b, const voxa_array *in, const unsigned char *structure,
+                          int connectivity, voxa_array *out, int64_t *nlabels) {
+    if (nlabels) *nlabels = 0;
+    VOXA_CHECK(voxa_backend_resolve(b, &b));
+    if (b == VOXA_BACKEND_CPU) return voxa_label(in, structure, connectivity, out, nlabels);
+    return voxa__label_gpu(b, in, structure, connectivity, out, nlabels);
+}

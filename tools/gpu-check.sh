@@ -1,0 +1,251 @@
+#!/usr/bin/env bash
+# The one prepared check for a machine with an NVIDIA GPU (docs/gpu.md).
+#
+#   bash tools/gpu-check.sh            # < 5 minutes on one H200
+#
+# 1. builds the GPU subset of libvoxa (core, backends, balls, label, roi)
+#    with gcc and nvcc alone - no libtiff/FFTW needed on a bare machine;
+# 2. runs the GPU parity test (tests/c/test_backend.c) on cuda and on
+#    opencl (OpenCL on the NVIDIA driver), each op against the CPU backend;
+# 3. runs the GPU benchmarks of issue 11 and prints one table: CPU time,
+#    GPU time per call (median), and the device split (to device, kernels,
+#    from device) measured with VOXA_GPU_TIMING=1.
+#
+# OpenCL needs an ICD loader (libOpenCL.so.1) and, to build, CL/cl.h. Where
+# the machine lacks them, carry the Debian packages in .gpu-debs/ (ignored
+# by git; on the dev machine: mkdir .gpu-debs && cd .gpu-debs && apt-get
+# download ocl-icd-libopencl1 opencl-c-headers) and they are unpacked into
+# a private prefix. The NVIDIA ICD is registered from libnvidia-opencl.so.1
+# when /etc/OpenCL/vendors has none. A backend that cannot run is reported
+# with its reason and the rest goes on.
+#
+# Env: SCALE=0.1 shrinks the benchmark volumes (for a CPU-only dry run with
+# PoCL); BACKENDS="cuda opencl" chooses what is tested; OUT=dir keeps logs.
+set -uo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+B=${BUILD:-$ROOT/build-gpu}
+BACKENDS=${BACKENDS:-"cuda opencl"}
+SCALE=${SCALE:-1}
+mkdir -p "$B"
+cd "$ROOT"
+log() { printf '== %s\n' "$*"; }
+
+log "machine"
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null ||
+    echo "nvidia-smi: none"
+nproc; date -u
+
+# ---- OpenCL prerequisites (optional) --------------------------------------------
+PREFIX=$B/prefix
+CFLAGS_CL=""
+if [ -d .gpu-debs ] && ls .gpu-debs/*.deb >/dev/null 2>&1; then
+    for f in .gpu-debs/*.deb; do dpkg -x "$f" "$PREFIX"; done
+    export LD_LIBRARY_PATH="$PREFIX/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
+fi
+for inc in /usr/include "$PREFIX/usr/include" /usr/local/cuda/include; do
+    if [ -f "$inc/CL/cl.h" ]; then CFLAGS_CL="-DVOXA_HAVE_OPENCL_HEADERS -I$inc"; break; fi
+done
+[ -z "$CFLAGS_CL" ] && echo "opencl: CL/cl.h not found: the opencl backend is not built"
+export LD_LIBRARY_PATH="/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
+if ! ls /etc/OpenCL/vendors/*.icd >/dev/null 2>&1 && [ -z "${OCL_ICD_VENDORS:-}" ]; then
+    lib=$(ldconfig -p 2>/dev/null | awk '/libnvidia-opencl.so.1/{print $NF; exit}')
+    [ -z "$lib" ] && lib=$(ls /usr/local/nvidia/lib64/libnvidia-opencl.so.1 2>/dev/null)
+    if [ -n "$lib" ]; then
+        mkdir -p "$B/vendors" && echo "$lib" > "$B/vendors/nvidia.icd"
+        export OCL_ICD_VENDORS="$B/vendors"
+    fi
+fi
+
+# ---- build ------------------------------------------------------------------------
+log "build"
+KERNELS=$(ls src/ops/*/*.cl | sort)
+FATBIN=""
+if command -v nvcc >/dev/null; then
+    { echo '#include "vx_portable.h"'; for f in $KERNELS; do echo "#include \"$ROOT/$f\""; done; } \
+        > "$B/voxa_kernels.cu"
+    nvcc -fatbin -O3 --fmad=false -Isrc/backend \
+        -gencode arch=compute_75,code=sm_75 -gencode arch=compute_90,code=sm_90 \
+        -gencode arch=compute_75,code=compute_75 -o "$B/voxa_kernels.fatbin" "$B/voxa_kernels.cu" &&
+        FATBIN=$B/voxa_kernels.fatbin
+else
+    echo "nvcc not found: the cuda backend is not built"
+fi
+SOURCES=$(echo src/backend/vx_portable.h $KERNELS | tr ' ' '|')
+cmake -DOUT="$B/voxa_kernels.c" -DSOURCES="$SOURCES" -DFATBIN="$FATBIN" \
+    -P src/backend/embed.cmake || exit 1
+CC=${CC:-gcc}
+FLAGS="-O3 -std=c11 -fopenmp -D_POSIX_C_SOURCE=200809L -Iinclude -Isrc/core -Isrc -Itests/c"
+LIBSRC="src/core/*.c src/backend/*.c src/ops/balls/*.c src/ops/label/*.c src/ops/roi/*.c"
+# shellcheck disable=SC2086
+$CC $FLAGS $CFLAGS_CL -o "$B/test_backend" tests/c/test_backend.c $LIBSRC "$B/voxa_kernels.c" \
+    -lm -ldl -lpthread || exit 1
+sed -n "/^: <<'BENCH'\$/,/^BENCH\$/p" "$0" | sed '1d;$d' > "$B/gpu_bench.c"
+# shellcheck disable=SC2086
+$CC $FLAGS $CFLAGS_CL -o "$B/gpu_bench" "$B/gpu_bench.c" $LIBSRC "$B/voxa_kernels.c" \
+    -lm -ldl -lpthread || exit 1
+
+# ---- parity ------------------------------------------------------------------------
+log "backends"
+"$B/gpu_bench" --list
+rc=0
+for b in $BACKENDS; do
+    log "parity: $b vs cpu"
+    VOXA_TEST_BACKENDS=$b timeout 240 "$B/test_backend" > "$B/parity_$b.log" 2>&1
+    st=$?
+    tail -8 "$B/parity_$b.log"
+    [ $st -eq 0 ] || { echo "parity $b: FAILED (exit $st; log: $B/parity_$b.log)"; rc=1; }
+done
+
+# ---- benchmarks ----------------------------------------------------------------------
+log "benchmarks (SCALE=$SCALE)"
+VOXA_GPU_TIMING=1 timeout 200 "$B/gpu_bench" --scale "$SCALE" $BACKENDS || rc=1
+exit $rc
+
+: <<'BENCH'
+// The GPU benchmarks of issue 11 (extracted and compiled by gpu-check.sh).
+#include "voxa.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+static int cmpd(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+static unsigned long long rs = 88172645463325252ull;
+static double urand(void) {
+    rs ^= rs << 13; rs ^= rs >> 7; rs ^= rs << 17;
+    return (double)(rs >> 11) / 9007199254740992.0;
+}
+
+typedef voxa_status (*job_fn)(voxa_backend b, void *ctx);
+typedef struct { int ok; double med, spread, dev[3]; } result;
+
+static result timed(job_fn f, void *ctx, voxa_backend b, int reps) {
+    result r = {0};
+    double t[32], d[3];
+    if (f(b, ctx) != VOXA_OK) { /* warm-up: builds kernels, opens the context */
+        fprintf(stderr, "  %s: %s\n", voxa_backend_name(b), voxa_last_error());
+        return r;
+    }
+    voxa_backend_timing(b, d, 1);
+    for (int i = 0; i < reps; i++) {
+        double t0 = now();
+        if (f(b, ctx) != VOXA_OK) return r;
+        t[i] = now() - t0;
+    }
+    voxa_backend_timing(b, d, 1);
+    qsort(t, (size_t)reps, sizeof *t, cmpd);
+    r.ok = 1;
+    r.med = t[reps / 2];
+    r.spread = t[reps - 1] - t[0];
+    for (int i = 0; i < 3; i++) r.dev[i] = d[i] / reps;
+    return r;
+}
+
+static void row(const char *w, voxa_backend b, result r, int equal) {
+    if (!r.ok) { printf("| %s | %s | failed | | | | |\n", w, voxa_backend_name(b)); return; }
+    printf("| %s | %s | %.2f (+-%.2f) | %.2f | %.2f | %.2f | %s |\n", w, voxa_backend_name(b),
+           1e3 * r.med, 1e3 * r.spread / 2, 1e3 * r.dev[0], 1e3 * r.dev[1], 1e3 * r.dev[2],
+           b == VOXA_BACKEND_CPU ? "ref" : equal ? "yes" : "NO");
+}
+
+typedef struct { voxa_balls_params p; voxa_array out; } balls_job;
+static voxa_status run_balls(voxa_backend b, void *c) {
+    balls_job *j = c;
+    return voxa_balls_on(b, &j->p, &j->out);
+}
+typedef struct { voxa_array in, out; int64_t n; } label_job;
+static voxa_status run_label(voxa_backend b, void *c) {
+    label_job *j = c;
+    return voxa_label_on(b, &j->in, NULL, 1, &j->out, &j->n);
+}
+typedef struct { voxa_array in, out; voxa_roi_params p; } roi_job;
+static voxa_status run_roi(voxa_backend b, void *c) {
+    roi_job *j = c;
+    return voxa_roi_extract_on(b, &j->in, &j->p, &j->out);
+}
+
+int main(int argc, char **argv) {
+    double scale = 1;
+    voxa_backend bs[3] = {VOXA_BACKEND_CPU};
+    int nb = 1;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--list")) {
+            for (int b = 0; b < 3; b++) {
+                voxa_backend_info info;
+                voxa_backend_query((voxa_backend)b, &info);
+                printf("%-7s %s %s\n", voxa_backend_name((voxa_backend)b),
+                       info.available ? info.devices[0].name : "unavailable:",
+                       info.available ? "" : info.why);
+            }
+            return 0;
+        }
+        if (!strcmp(argv[i], "--scale") && i + 1 < argc) { scale = atof(argv[++i]); continue; }
+        voxa_backend b;
+        if (voxa_backend_from_name(argv[i], &b) == VOXA_OK && nb < 3) {
+            voxa_backend r;
+            if (voxa_backend_resolve(b, &r) != VOXA_OK) { printf("%s\n", voxa_last_error()); continue; }
+            bs[nb++] = b;
+        }
+    }
+    int reps = 7;
+    printf("\n| workload | backend | ms per call, median of %d (+-half range) | to device ms | kernels ms | from device ms | equal to cpu |\n|---|---|---|---|---|---|---|\n", reps);
+    /* W1: balls (20, 1024, 1024), 500 random points, r = 5; then label */
+    int64_t ny = (int64_t)(1024 * (scale < 1 ? scale : 1)); if (ny < 64) ny = 64;
+    int64_t sh[3] = {20, ny, ny};
+    double *pts = malloc(500 * 3 * sizeof *pts);
+    for (int k = 0; k < 500; k++) {
+        pts[3 * k] = urand() * 20; pts[3 * k + 1] = urand() * (double)ny; pts[3 * k + 2] = urand() * (double)ny;
+    }
+    balls_job bj[3];
+    label_job lj[3];
+    char w1[64], w1l[64];
+    snprintf(w1, sizeof w1, "W1 balls (20,%lld,%lld) 500 pts r=5", (long long)ny, (long long)ny);
+    snprintf(w1l, sizeof w1l, "W1 label of that mask, conn 1");
+    for (int i = 0; i < nb; i++) {
+        bj[i].p = (voxa_balls_params){.points = pts, .npoints = 500, .radius = 5};
+        voxa_array_new(&bj[i].out, VOXA_U8, 3, sh);
+        result r = timed(run_balls, &bj[i], bs[i], reps);
+        row(w1, bs[i], r, r.ok && !memcmp(bj[i].out.data, bj[0].out.data, (size_t)(20 * ny * ny)));
+    }
+    for (int i = 0; i < nb; i++) {
+        lj[i].in = bj[0].out;
+        voxa_array_new(&lj[i].out, VOXA_I32, 3, sh);
+        result r = timed(run_label, &lj[i], bs[i], reps);
+        row(w1l, bs[i], r, r.ok && lj[i].n == lj[0].n &&
+            !memcmp(lj[i].out.data, lj[0].out.data, (size_t)(20 * ny * ny) * 4));
+    }
+    /* W3: 100,000 ROIs of 64x64 from (8192, 8192) uint8 */
+    int64_t side = (int64_t)(8192 * (scale < 1 ? scale : 1)), nroi = (int64_t)(100000 * (scale < 1 ? scale : 1));
+    if (side < 128) side = 128;
+    if (nroi < 100) nroi = 100;
+    int64_t ish[2] = {side, side}, size[2] = {64, 64}, osh[3] = {nroi, 64, 64};
+    int64_t *coords = malloc((size_t)nroi * 2 * sizeof *coords);
+    for (int64_t k = 0; k < 2 * nroi; k++) coords[k] = (int64_t)(urand() * (double)(side - 64));
+    roi_job rj[3];
+    char w3[64];
+    snprintf(w3, sizeof w3, "W3 %lld ROIs 64x64 from (%lld,%lld) u8", (long long)nroi, (long long)side, (long long)side);
+    voxa_array img;
+    voxa_array_new(&img, VOXA_U8, 2, ish);
+    for (int64_t k = 0; k < side * side; k++) ((unsigned char *)img.data)[k] = (unsigned char)(k * 2654435761u >> 24);
+    for (int i = 0; i < nb; i++) {
+        rj[i].in = img;
+        rj[i].p = (voxa_roi_params){.coords = coords, .n = nroi, .k = 2, .size = size};
+        voxa_array_new(&rj[i].out, VOXA_U8, 3, osh);
+        result r = timed(run_roi, &rj[i], bs[i], reps);
+        row(w3, bs[i], r, r.ok && !memcmp(rj[i].out.data, rj[0].out.data, (size_t)(nroi * 4096)));
+        if (i) voxa_array_free(&rj[i].out);
+    }
+    printf("| RL iteration (128,512,512), PSF 32^3 | gpu | not built yet | | | | |\n");
+    printf("| W4 opening (400,401,401), ball R=21 | gpu | not built yet | | | | |\n");
+    printf("\nGPU times include the copies; with VOXA_GPU_TIMING=1 each launch waits for its kernel.\n");
+    return 0;
+}
+BENCH

@@ -157,37 +157,41 @@ def _morph(op, input, structure, iterations, mask, output, border_value, origin,
 
 
 def binary_dilation(input, structure=None, iterations=1, mask=None, output=None,
-                    border_value=0, origin=0, brute_force=False, *, ball=None, diamond=None,
-                    box=None, connectivity=None, spacing=None):
+                    border_value=0, origin=0, brute_force=False, *, axes=None, ball=None,
+                    diamond=None, box=None, connectivity=None, spacing=None):
     """scipy.ndimage.binary_dilation, exact. Extras: ball=R (with spacing=),
     diamond=R, box=size or sizes, connectivity=c instead of structure."""
-    return _morph("dilate", input, structure, iterations, mask, output, border_value, origin,
-                  brute_force, ball, diamond, box, connectivity, spacing)
+    from .binary import binary_op
+    return binary_op("dilate", input, structure, iterations, mask, output, border_value, origin,
+                     brute_force, axes, (ball, diamond, box, connectivity, spacing))
 
 
 def binary_erosion(input, structure=None, iterations=1, mask=None, output=None,
-                   border_value=0, origin=0, brute_force=False, *, ball=None, diamond=None,
-                   box=None, connectivity=None, spacing=None):
+                   border_value=0, origin=0, brute_force=False, *, axes=None, ball=None,
+                   diamond=None, box=None, connectivity=None, spacing=None):
     """scipy.ndimage.binary_erosion, exact (border_value 0: outside is
     background). Extras as binary_dilation."""
-    return _morph("erode", input, structure, iterations, mask, output, border_value, origin,
-                  brute_force, ball, diamond, box, connectivity, spacing)
+    from .binary import binary_op
+    return binary_op("erode", input, structure, iterations, mask, output, border_value, origin,
+                     brute_force, axes, (ball, diamond, box, connectivity, spacing))
 
 
 def binary_opening(input, structure=None, iterations=1, output=None, origin=0, mask=None,
-                   border_value=0, brute_force=False, *, ball=None, diamond=None, box=None,
-                   connectivity=None, spacing=None):
+                   border_value=0, brute_force=False, *, axes=None, ball=None, diamond=None,
+                   box=None, connectivity=None, spacing=None):
     """scipy.ndimage.binary_opening (erosion^k then dilation^k), exact."""
-    return _morph("open", input, structure, iterations, mask, output, border_value, origin,
-                  brute_force, ball, diamond, box, connectivity, spacing)
+    from .binary import binary_op
+    return binary_op("open", input, structure, iterations, mask, output, border_value, origin,
+                     brute_force, axes, (ball, diamond, box, connectivity, spacing))
 
 
 def binary_closing(input, structure=None, iterations=1, output=None, origin=0, mask=None,
-                   border_value=0, brute_force=False, *, ball=None, diamond=None, box=None,
-                   connectivity=None, spacing=None):
+                   border_value=0, brute_force=False, *, axes=None, ball=None, diamond=None,
+                   box=None, connectivity=None, spacing=None):
     """scipy.ndimage.binary_closing (dilation^k then erosion^k), exact."""
-    return _morph("close", input, structure, iterations, mask, output, border_value, origin,
-                  brute_force, ball, diamond, box, connectivity, spacing)
+    from .binary import binary_op
+    return binary_op("close", input, structure, iterations, mask, output, border_value, origin,
+                     brute_force, axes, (ball, diamond, box, connectivity, spacing))
 
 
 def morph_path(ndim, structure=None, iterations=1, *, ball=None, diamond=None, box=None,

@@ -161,3 +161,18 @@ def shifted_footprint(s, origin):
 def is_int_like(x):
     """An integer that is not a bool (scipy's operator.index also takes bools)."""
     return isinstance(x, numbers.Integral)
+
+
+# scipy raises RuntimeError or AssertionError where voxa raised ValueError
+# before it followed scipy; these classes are both, so code written for
+# either keeps working.
+class RankError(RuntimeError, ValueError):
+    """A structure, mask or output whose rank or shape does not fit."""
+
+
+class BitDepthError(RuntimeError, ValueError):
+    """Labels that do not fit the requested output dtype."""
+
+
+class SymmetryError(AssertionError, ValueError):
+    """A label structure that is not centrosymmetric."""

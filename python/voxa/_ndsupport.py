@@ -14,7 +14,6 @@ tests/python/test_scipy_morph.py). voxa's C kernels use the same rule with
 origin 0, so a non-zero origin is exactly a structure embedded, shifted, in a
 larger zero-padded array (`shifted_footprint`).
 """
-import numbers
 import operator
 from collections.abc import Iterable
 
@@ -41,7 +40,7 @@ def iterate_structure(structure, iterations, origin=None):
     iterations - 1 times (shape n + (iterations - 1) * (n - 1) per axis).
     With `origin` given (and iterations >= 2) returns (structure, origin *
     iterations), as scipy does; iterations < 2 returns a copy unchanged."""
-    from .binary import binary_dilation  # the layer above uses this module
+    from .morphology import binary_dilation  # the layer above uses this module
     structure = np.asarray(structure)
     if iterations < 2:
         return structure.copy()
@@ -156,11 +155,6 @@ def shifted_footprint(s, origin):
     out = np.zeros([2 * h + 1 for h in half], dtype=bool)
     out[tuple(slice(h + a, h + b + 1) for h, a, b in zip(half, lo, hi))] = s
     return out
-
-
-def is_int_like(x):
-    """An integer that is not a bool (scipy's operator.index also takes bools)."""
-    return isinstance(x, numbers.Integral)
 
 
 # scipy raises RuntimeError or AssertionError where voxa raised ValueError

@@ -202,8 +202,8 @@ def morph_path(ndim, structure=None, iterations=1, *, ball=None, diamond=None, b
     return _voxa.morph_describe(ndim, kind, radius, sp, bx, conn, fp, int(iterations))
 
 
-def distance_transform_edt(input, sampling=None, return_distances=True, return_indices=False,
-                           distances=None, indices=None, *, squared=False, dtype=np.float64):
+def _edt_c(input, sampling=None, return_distances=True, return_indices=False,
+           distances=None, indices=None, *, squared=False, dtype=np.float64):
     """scipy.ndimage.distance_transform_edt, exact separable algorithm.
     Extras: squared=True gives squared distances; dtype float32 halves the
     output. Where several background voxels are equally near, the returned
@@ -247,8 +247,8 @@ def distance_transform_edt(input, sampling=None, return_distances=True, return_i
 _METRICS = {"chessboard": 2, "taxicab": 1, "cityblock": 1, "manhattan": 1}
 
 
-def distance_transform_cdt(input, metric="chessboard", return_distances=True,
-                           return_indices=False, distances=None, indices=None):
+def _cdt_c(input, metric="chessboard", return_distances=True,
+           return_indices=False, distances=None, indices=None):
     """scipy.ndimage.distance_transform_cdt for metric 'chessboard' or
     'taxicab' ('cityblock', 'manhattan'): int32 distances, exact; -1 where
     there is no background at all."""
@@ -276,3 +276,18 @@ def distance_transform_cdt(input, metric="chessboard", return_distances=True,
     if a.size:
         _voxa.cdt(a, out, m)
     return None if distances is not None else out
+
+
+def distance_transform_edt(input, sampling=None, return_distances=True, return_indices=False,
+                           distances=None, indices=None, *, squared=False, dtype=np.float64):
+    """scipy.ndimage.distance_transform_edt, exact (see voxa.distance)."""
+    from .distance import edt
+    return edt(input, sampling, return_distances, return_indices, distances, indices,
+               squared, dtype)
+
+
+def distance_transform_cdt(input, metric="chessboard", return_distances=True,
+                           return_indices=False, distances=None, indices=None):
+    """scipy.ndimage.distance_transform_cdt, exact (see voxa.distance)."""
+    from .distance import cdt
+    return cdt(input, metric, return_distances, return_indices, distances, indices)

@@ -62,7 +62,7 @@ def normalize_sequence(value, rank):
     if not isinstance(value, str) and np.iterable(value):
         seq = list(value)
         if len(seq) != rank:
-            raise RuntimeError(f"sequence argument must have length equal to input rank "
+            raise RankError(f"sequence argument must have length equal to input rank "
                                f"({rank}), got {len(seq)} values")
         return seq
     return [value] * rank
@@ -115,13 +115,13 @@ def structure_array(structure, ndim, axes, name="structure"):
         s = s != 0
     if len(axes) < ndim:
         if s.ndim != len(axes):
-            raise RuntimeError(f"{name}.ndim ({s.ndim}) must match len(axes) ({len(axes)})")
+            raise RankError(f"{name}.ndim ({s.ndim}) must match len(axes) ({len(axes)})")
         s = np.expand_dims(s, tuple(ax for ax in range(ndim) if ax not in axes))
     if s.ndim != ndim:
-        raise RuntimeError(f"{name} and input must have same dimensionality "
+        raise RankError(f"{name} and input must have same dimensionality "
                            f"({name} has {s.ndim}, input {ndim})")
     if s.size < 1:
-        raise RuntimeError(f"{name} must not be empty (shape {s.shape})")
+        raise RankError(f"{name} must not be empty (shape {s.shape})")
     return s
 
 

@@ -129,14 +129,14 @@ def binary_op(op, input, structure, iterations, mask, output, border_value, orig
     if mask is not None:
         mask = np.asarray(mask)
         if mask.shape != a.shape:
-            raise RuntimeError(f"mask and input must have equal sizes (mask {mask.shape}, "
+            raise nds.RankError(f"mask and input must have equal sizes (mask {mask.shape}, "
                                f"input {a.shape})")
         mask = mask != 0
     if isinstance(output, np.ndarray):
         if np.iscomplexobj(output):
             raise TypeError(f"Complex output type not supported (output dtype {output.dtype})")
         if output.shape != a.shape:
-            raise RuntimeError(f"output shape not correct: {output.shape}, input {a.shape}")
+            raise nds.RankError(f"output shape not correct: {output.shape}, input {a.shape}")
     else:
         output = None  # scipy: anything but an array gives a new bool array
 
@@ -236,7 +236,7 @@ def binary_hit_or_miss(input, structure1=None, structure2=None, output=None, ori
         if np.iscomplexobj(output):
             raise TypeError(f"Complex output type not supported (output dtype {output.dtype})")
         if output.shape != a.shape:
-            raise RuntimeError(f"output shape not correct: {output.shape}, input {a.shape}")
+            raise nds.RankError(f"output shape not correct: {output.shape}, input {a.shape}")
     fg = binary_op("erode", a, s1, 1, None, None, 0, o1, False, axes, (None,) * 5)
     bg = binary_op("erode", a == 0, s2, 1, None, None, 1, o2, False, axes, (None,) * 5)
     res = fg & bg

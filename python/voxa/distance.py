@@ -108,9 +108,15 @@ def _metric_offsets(metric, ndim):
         if m.ndim != ndim:
             raise ValueError(f"metric has {m.ndim} dimensions, the input {ndim}: they must "
                              "match (scipy crashes here)")
-        if np.iscomplexobj(m) or m.dtype.kind not in "biuf":
+        if m.dtype.kind not in "biufc":
             raise ValueError(f"invalid metric provided: dtype {m.dtype}")
-        m = m != 0
+        if m.dtype != np.bool_:
+            # scipy reads the metric's first size // 2 *bytes* as its flags,
+            # whatever the dtype (so np.ones((3, 3)) in float64 means "no
+            # neighbour": scipy's own test_distance_transform_cdt05 checks
+            # this). voxa does the same, to give scipy's result.
+            raw = np.ascontiguousarray(m, dtype=m.dtype.newbyteorder("="))
+            m = raw.reshape(-1).view(np.uint8)[:m.size].reshape(m.shape) != 0
     half = m.size // 2
     flat = m.ravel()
     return [tuple(int(c) - 1 for c in np.unravel_index(k, m.shape))

@@ -111,7 +111,7 @@ def structure_array(structure, ndim, axes, name="structure"):
     else:
         s = np.asarray(structure)
         if np.iscomplexobj(s) or s.dtype.kind not in _SCIPY_KINDS:
-            raise TypeError(f"{name} must be boolean or numeric, got dtype {s.dtype}")
+            raise DtypeError(f"{name} must be boolean or numeric, got dtype {s.dtype}")
         s = s != 0
     if len(axes) < ndim:
         if s.ndim != len(axes):
@@ -131,6 +131,8 @@ def origin_list(origin, ndim, axes, shape, name="origin"):
     (ValueError otherwise: scipy gives an undefined result there)."""
     seq = normalize_sequence(origin, len(axes))
     full = [0] * ndim
+    if len(axes) == ndim:  # scipy ignores the order of axes that name every axis
+        axes = range(ndim)
     for ax, o in zip(axes, seq):
         try:
             full[ax] = operator.index(o)
@@ -166,6 +168,10 @@ class RankError(RuntimeError, ValueError):
 
 class BitDepthError(RuntimeError, ValueError):
     """Labels that do not fit the requested output dtype."""
+
+
+class DtypeError(TypeError, RuntimeError):
+    """A structure that is not boolean or numeric (scipy: RuntimeError)."""
 
 
 class SymmetryError(AssertionError, ValueError):

@@ -15,8 +15,8 @@ those neighbours, then the same on the array reversed along every axis. On
 a tie the voxel keeps its value, else the first neighbour in C order wins;
 the nearest-background index follows the winner. Exact to scipy including
 those ties. Cost: one Python step per line of the array (prod(shape[:-1]))
-with the lines vectorised: ~1 s for 256**3; a C kernel would be the fast
-path if a pipeline needs it.
+with the lines vectorised: 3.6 s for 128**3 on a loaded 2-core machine
+(scipy: 0.27 s); a C kernel would be the fast path if a pipeline needs it.
 """
 import numpy as np
 

@@ -5,6 +5,8 @@
 
 #include "voxa/core.h"
 #include "voxa/io.h"
+#include "voxa/op.h" /* op descriptors and the registry */
+#include "voxa/stream.h" /* any op block by block, out of core */
 /* op families, one header each */
 #include "voxa/balls.h"
 #include "voxa/deconv.h"

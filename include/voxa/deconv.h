@@ -118,6 +118,11 @@ VOXA_API voxa_status voxa_psf_check(const voxa_array *psf, double *sum);
 /** Divide a float PSF (f32/f64, any strides) by its sum, in place. */
 VOXA_API voxa_status voxa_psf_normalize(voxa_array *psf);
 
+/** Check a PSF array (voxa_psf_check), convert it to a new float32 array in
+ *  *out (release with voxa_array_free) and, with `normalize`, divide it by
+ *  its sum. */
+VOXA_API voxa_status voxa_psf_prepare(const voxa_array *psf, int normalize, voxa_array *out);
+
 /** Read a PSF file (.npy, .tif) with voxa_read, convert to a new float32
  *  C-contiguous array (*out owns it), check it, and divide it by its sum if
  *  `normalize`. Errors: those of voxa_read, EINVAL (bad values). */

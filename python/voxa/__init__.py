@@ -5,6 +5,7 @@ released. Where scipy.ndimage or scikit-image define an operation, voxa gives
 the same answer with the same arguments.
 """
 from . import _voxa
+from .fill import binary_fill_holes
 from .io import imread, imwrite, read_csv
 from .measure import label
 from .measure import find_objects
@@ -41,4 +42,5 @@ __all__ = [
     "binary_erosion", "binary_opening", "binary_closing", "ball", "diamond", "morph_path",
     "find_objects", "binary_propagation", "binary_hit_or_miss",  # scipy.ndimage drop-ins
     "generate_binary_structure", "iterate_structure",
+    "binary_fill_holes",  # fill
 ]

@@ -111,8 +111,12 @@ def _label_c(a, out, st, connectivity, cast_to):
         c_in, c_out, c_st, c_conn = a.reshape(1), out.reshape(1), None, 1
     else:
         c_in, c_out, c_st, c_conn = a, out, st, int(connectivity)
+        if st is None and not 1 <= c_conn <= ndim:
+            raise ValueError(f"label: connectivity {c_conn} out of range 1..{ndim} for "
+                             f"{ndim}-D input")
     try:
-        n = _voxa.label(c_in, c_out, c_st, c_conn)
+        n = _voxa.run_op("label", c_in, c_out, structure=c_st,
+                         connectivity=None if c_st is not None else c_conn)
     except ValueError as e:
         if "do not fit" in str(e):
             raise nds.BitDepthError(f"{e} (insufficient bit-depth in requested output "

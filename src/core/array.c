@@ -205,3 +205,56 @@ voxa_status voxa__contiguous_copy(const voxa_array *in, voxa_array *out) {
     }
     return VOXA_OK;
 }
+
+/* Row by row along the last axis, memcpy when both rows are contiguous. */
+voxa_status voxa__copy_view(const voxa_array *src, voxa_array *dst) {
+    VOXA_FAIL_IF(src->dtype != dst->dtype || !voxa__same_shape(src, dst), VOXA_EINVAL,
+                 "copy: views differ in dtype or shape");
+    int64_t n = voxa_array_size(src);
+    if (n == 0) return VOXA_OK;
+    size_t es = voxa_dtype_size(src->dtype);
+    int last = src->ndim - 1;
+    int64_t row = src->ndim ? src->shape[last] : 1;
+    int64_t ss = src->ndim ? src->strides[last] : 0, ds = dst->ndim ? dst->strides[last] : 0;
+    int64_t idx[VOXA_MAXDIM] = {0};
+    for (int64_t r = 0; r < n / row; r++) {
+        const char *s = (const char *)src->data + voxa__offset(src, idx);
+        char *d = (char *)dst->data + voxa__offset(dst, idx);
+        if (ss == (int64_t)es && ds == (int64_t)es) memmove(d, s, (size_t)row * es);
+        else
+            for (int64_t i = 0; i < row; i++) memmove(d + i * ds, s + i * ss, es);
+        for (int k = last - 1; k >= 0; k--) {
+            if (++idx[k] < src->shape[k]) break;
+            idx[k] = 0;
+        }
+    }
+    return VOXA_OK;
+}
+
+/* Contiguous views of 1/2/4/8-byte elements compare whole elements as
+ * integers (floats: -0.0 is zero, so they take the slow path); the rest walk
+ * the view with voxa_array_get. */
+int64_t voxa__count_nonzero(const voxa_array *a) {
+    int64_t n = voxa_array_size(a), count = 0;
+    if (voxa_array_is_c_contiguous(a) && !voxa_dtype_is_float(a->dtype)) {
+        switch (voxa_dtype_size(a->dtype)) {
+#define COUNT(T)                                                                       \
+    for (int64_t i = 0; i < n; i++) count += ((const T *)a->data)[i] != 0;            \
+    return count;
+        case 1: COUNT(uint8_t)
+        case 2: COUNT(uint16_t)
+        case 4: COUNT(uint32_t)
+        case 8: COUNT(uint64_t)
+#undef COUNT
+        }
+    }
+    int64_t idx[VOXA_MAXDIM] = {0};
+    for (int64_t i = 0; i < n; i++) {
+        count += voxa_array_get(a, idx) != 0;
+        for (int d = a->ndim - 1; d >= 0; d--) {
+            if (++idx[d] < a->shape[d]) break;
+            idx[d] = 0;
+        }
+    }
+    return count;
+}

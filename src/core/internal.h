@@ -85,6 +85,12 @@ bool voxa__same_shape(const voxa_array *a, const voxa_array *b);
  * same dtype (used by fast paths that need contiguity). */
 voxa_status voxa__contiguous_copy(const voxa_array *in, voxa_array *out);
 
+/* Copy one view into another of the same dtype and shape (any strides). */
+voxa_status voxa__copy_view(const voxa_array *src, voxa_array *dst);
+
+/* Number of non-zero elements of a view (NaN counts, -0.0 does not). */
+int64_t voxa__count_nonzero(const voxa_array *a);
+
 /* Write a shape as "(a, b, c)" into buf. */
 const char *voxa__shape_str(const voxa_array *a, char *buf, size_t n);
 

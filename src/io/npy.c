@@ -6,6 +6,7 @@
  * then the raw data. The header parser is a tiny tokenizer that never reads
  * past the buffer it is given (fuzzed by fuzz/fuzz_npy_header.c). */
 #include "atomic.h"
+#include "npy_format.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -179,17 +180,11 @@ static void byteswap(void *data, int64_t n, size_t es) {
         }
 }
 
-voxa_status voxa_npy_read(const char *path, voxa_array *out) {
+voxa_status voxa__npy_read_header(FILE *f, const char *path, int64_t file_size,
+                                  voxa_dtype *t, int *ndim, int64_t *shape, int *fortran,
+                                  int *swap, size_t *offset) {
     voxa_status st = VOXA_OK;
     char *hdr = NULL;
-    FILE *f = NULL;
-    memset(out, 0, sizeof *out);
-    VOXA_FAIL_IF(!path, VOXA_EINVAL, "read: NULL path");
-    f = fopen(path, "rb");
-    VOXA_GOTO_IF(!f, VOXA_EIO, "cannot open '%s': %s", path, strerror(errno));
-    struct stat sb;
-    VOXA_GOTO_IF(fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode), VOXA_EIO,
-                 "cannot read '%s': not a regular file", path);
     unsigned char pre[12];
     size_t got = fread(pre, 1, sizeof pre, f);
     VOXA_GOTO_IF(got < 10, VOXA_EFORMAT, "'%s': not a .npy file (too short)", path);
@@ -198,17 +193,13 @@ voxa_status voxa_npy_read(const char *path, voxa_array *out) {
                                          : ((size_t)pre[8] | (size_t)pre[9] << 8 |
                                             (size_t)pre[10] << 16 | (size_t)pre[11] << 24) + 12;
     if (hlen > MAX_HEADER + 12) hlen = MAX_HEADER + 12;
-    if ((int64_t)hlen > (int64_t)sb.st_size) hlen = (size_t)sb.st_size;
+    if ((int64_t)hlen > file_size) hlen = (size_t)file_size;
     hdr = malloc(hlen > got ? hlen : got);
     VOXA_GOTO_IF(!hdr, VOXA_ENOMEM, "out of memory reading '%s'", path);
     memcpy(hdr, pre, got);
     if (hlen > got) hlen = got + fread(hdr + got, 1, hlen - got, f);
     else hlen = got;
-    voxa_dtype t;
-    int ndim = 0, fortran = 0, swap = 0;
-    int64_t shape[VOXA_MAXDIM];
-    size_t offset;
-    st = voxa_npy_parse_header(hdr, hlen, &t, &ndim, shape, &fortran, &swap, &offset);
+    st = voxa_npy_parse_header(hdr, hlen, t, ndim, shape, fortran, swap, offset);
     if (st != VOXA_OK) {
         /* Copy first: the message is formatted into the buffer it reads. */
         char msg[1024];
@@ -216,13 +207,37 @@ voxa_status voxa_npy_read(const char *path, voxa_array *out) {
         st = voxa__error(st, "'%s': %s", path, msg);
         goto done;
     }
-    /* Check the data is there before allocating (a corrupt header may
+    /* Check the data is there before anyone allocates (a corrupt header may
      * announce terabytes). parse_header guarantees no overflow. */
+    int64_t want = (int64_t)voxa_dtype_size(*t);
+    for (int d = 0; d < *ndim; d++) want *= shape[d];
+    VOXA_GOTO_IF(file_size - (int64_t)*offset < want, VOXA_EFORMAT,
+                 "'%s' is truncated: %lld bytes of data expected, %lld present", path,
+                 (long long)want, (long long)(file_size - (int64_t)*offset));
+done:
+    free(hdr);
+    return st;
+}
+
+voxa_status voxa_npy_read(const char *path, voxa_array *out) {
+    voxa_status st = VOXA_OK;
+    FILE *f = NULL;
+    memset(out, 0, sizeof *out);
+    VOXA_FAIL_IF(!path, VOXA_EINVAL, "read: NULL path");
+    f = fopen(path, "rb");
+    VOXA_GOTO_IF(!f, VOXA_EIO, "cannot open '%s': %s", path, strerror(errno));
+    struct stat sb;
+    VOXA_GOTO_IF(fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode), VOXA_EIO,
+                 "cannot read '%s': not a regular file", path);
+    voxa_dtype t;
+    int ndim = 0, fortran = 0, swap = 0;
+    int64_t shape[VOXA_MAXDIM];
+    size_t offset;
+    st = voxa__npy_read_header(f, path, (int64_t)sb.st_size, &t, &ndim, shape, &fortran, &swap,
+                               &offset);
+    if (st != VOXA_OK) goto done;
     int64_t want = (int64_t)voxa_dtype_size(t);
     for (int d = 0; d < ndim; d++) want *= shape[d];
-    VOXA_GOTO_IF((int64_t)sb.st_size - (int64_t)offset < want, VOXA_EFORMAT,
-                 "'%s' is truncated: %lld bytes of data expected, %lld present", path,
-                 (long long)want, (long long)((int64_t)sb.st_size - (int64_t)offset));
     int64_t rev[VOXA_MAXDIM];
     for (int d = 0; d < ndim; d++) rev[d] = shape[ndim - 1 - d];
     st = voxa_array_new(out, t, ndim, fortran ? rev : shape);
@@ -246,7 +261,6 @@ voxa_status voxa_npy_read(const char *path, voxa_array *out) {
         for (int64_t i = 0; i < bytes; i++) p[i] = p[i] != 0;
     }
 done:
-    free(hdr);
     if (f) fclose(f);
     if (st != VOXA_OK) voxa_array_free(out);
     return st;
@@ -287,18 +301,16 @@ static voxa_status write_data(FILE *f, const voxa_array *a) {
     return st;
 }
 
-voxa_status voxa_npy_write(const char *path, const voxa_array *a) {
-    VOXA_CHECK(voxa_array_check(a, "npy write"));
+size_t voxa__npy_header(voxa_dtype t, int ndim, const int64_t *shape, unsigned char *head) {
     char dict[512];
     int k = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (",
-                     descr_of(a->dtype));
-    for (int d = 0; d < a->ndim; d++)
+                     descr_of(t));
+    for (int d = 0; d < ndim; d++)
         k += snprintf(dict + k, sizeof dict - (size_t)k, d ? ", %lld" : "%lld",
-                      (long long)a->shape[d]);
-    k += snprintf(dict + k, sizeof dict - (size_t)k, a->ndim == 1 ? ",), }" : "), }");
+                      (long long)shape[d]);
+    k += snprintf(dict + k, sizeof dict - (size_t)k, ndim == 1 ? ",), }" : "), }");
     size_t total = 10 + (size_t)k + 1;
     size_t padded = (total + 63) / 64 * 64;
-    unsigned char head[10 + 512 + 64];
     memcpy(head, "\x93NUMPY\x01\x00", 8);
     size_t hlen = padded - 10;
     head[8] = (unsigned char)(hlen & 0xff);
@@ -306,6 +318,13 @@ voxa_status voxa_npy_write(const char *path, const voxa_array *a) {
     memcpy(head + 10, dict, (size_t)k);
     memset(head + 10 + k, ' ', padded - total);
     head[padded - 1] = '\n';
+    return padded;
+}
+
+voxa_status voxa_npy_write(const char *path, const voxa_array *a) {
+    VOXA_CHECK(voxa_array_check(a, "npy write"));
+    unsigned char head[VOXA__NPY_HEADER_MAX];
+    size_t padded = voxa__npy_header(a->dtype, a->ndim, a->shape, head);
 
     voxa__atomic w;
     FILE *f = NULL;

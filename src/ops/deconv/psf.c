@@ -189,20 +189,23 @@ voxa_status voxa_psf_gaussian(voxa_array *out, const double *sigma) {
     return VOXA_OK;
 }
 
+voxa_status voxa_psf_prepare(const voxa_array *raw, int normalize, voxa_array *out) {
+    VOXA_FAIL_IF(!out || !raw, VOXA_EINVAL, "psf: NULL argument");
+    memset(out, 0, sizeof *out);
+    voxa_status st = voxa_psf_check(raw, NULL);
+    if (st == VOXA_OK) st = voxa_array_new(out, VOXA_F32, raw->ndim, raw->shape);
+    if (st == VOXA_OK) st = voxa__deconv_load_f32(raw, out->data, "psf");
+    if (st == VOXA_OK && normalize) st = voxa_psf_normalize(out);
+    if (st != VOXA_OK) voxa_array_free(out);
+    return st;
+}
+
 voxa_status voxa_psf_read(const char *path, int normalize, voxa_array *out) {
-    voxa_status st = VOXA_OK;
     voxa_array raw = {0};
     VOXA_FAIL_IF(!out, VOXA_EINVAL, "psf: NULL output");
     memset(out, 0, sizeof *out);
     VOXA_CHECK(voxa_read(path, &raw));
-    st = voxa_psf_check(&raw, NULL);
-    if (st != VOXA_OK) goto done;
-    st = voxa_array_new(out, VOXA_F32, raw.ndim, raw.shape);
-    if (st != VOXA_OK) goto done;
-    st = voxa__deconv_load_f32(&raw, out->data, "psf");
-    if (st == VOXA_OK && normalize) st = voxa_psf_normalize(out);
-done:
+    voxa_status st = voxa_psf_prepare(&raw, normalize, out);
     voxa_array_free(&raw);
-    if (st != VOXA_OK) voxa_array_free(out);
     return st;
 }

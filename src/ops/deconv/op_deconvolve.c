@@ -1,0 +1,125 @@
+/* Descriptor of `deconvolve` (voxa_rl_plan_*): Richardson-Lucy in float32 on
+ * FFTW. Local with an approximate halo: one PSF extent, the usual practice
+ * for chunked RL (exact needs iterations x the extent). */
+#include "op_args.h"
+#include "voxa/deconv.h"
+
+#include <unistd.h>
+
+enum { PSF, ITERATIONS, BOUNDARY, ACCELERATE, NORMALIZE_PSF, CLIP, FILTER_EPSILON, DTYPE, MEASURE,
+       WISDOM, HALO, NPARAMS };
+
+static const voxa_param params[NPARAMS] = {
+    [PSF] = {"psf", VOXA_PARAM_ARRAY, NULL,
+             "PSF (.npy or .tif), same ndim, no larger than IN; centre at shape//2", NULL, 1, 0,
+             VOXA_PARAM_REQUIRED, NULL, "PSF"},
+    [ITERATIONS] = {"iterations", VOXA_PARAM_INT, "20", "number of iterations", NULL, 1, 1000000,
+                    0, NULL, "N"},
+    [BOUNDARY] = {"boundary", VOXA_PARAM_CHOICE, "free",
+                  "free: wrap-free, normalised at the borders (Bertero & Boccacci); periodic: "
+                  "the published FFT formula (circular); zero: scikit-image's richardson_lucy "
+                  "(0.5 start, zero padding)", "free|periodic|zero|wrap-free=free", 1, 0, 0, NULL,
+                  "MODE"},
+    [ACCELERATE] = {"accelerate", VOXA_PARAM_FLAG, NULL,
+                    "Biggs-Andrews acceleration (fewer iterations, 3 more buffers)", NULL, 1, 0, 0,
+                    NULL, NULL},
+    [NORMALIZE_PSF] = {"normalize_psf", VOXA_PARAM_FLAG, NULL, "divide the PSF by its sum first",
+                       NULL, 1, 0, 0, NULL, NULL},
+    [CLIP] = {"clip", VOXA_PARAM_FLAG, NULL, "clip the result to [-1, 1] (scikit-image's default)",
+              NULL, 1, 0, 0, NULL, NULL},
+    [FILTER_EPSILON] = {"filter_epsilon", VOXA_PARAM_FLOAT, "0",
+                        "zero mode: ratio 0 where the blurred estimate is below E", NULL, 0, 1e300,
+                        0, NULL, "E"},
+    [DTYPE] = {"dtype", VOXA_PARAM_DTYPE, "float32", "output type", "float32|float64", 1, 0, 0,
+               NULL, "T"},
+    [MEASURE] = {"measure", VOXA_PARAM_FLAG, NULL,
+                 "let FFTW time its algorithms first (seconds of planning, up to 3x faster "
+                 "iterations: for long runs)", NULL, 1, 0, 0, NULL, NULL},
+    [WISDOM] = {"wisdom", VOXA_PARAM_STRING, NULL,
+                "with --measure: reuse the plans saved in FILE (if it exists) and save them "
+                "there, so later runs plan in milliseconds (default: none)", NULL, 1, 0, 0, NULL, "FILE"},
+    [HALO] = {"halo", VOXA_PARAM_CHOICE, "psf",
+              "block by block (--mem-limit): psf, one PSF extent around each block (the usual "
+              "approximation), or exact, iterations x twice the extent (equal to the whole-"
+              "volume result within float32 rounding for --boundary zero; closer for the others)", "psf|exact", 1, 0, 0, NULL, "H"},
+};
+
+static voxa_status check(const voxa_args *a, const voxa_array *in) {
+    VOXA_FAIL_IF(voxa__arg_set(a, WISDOM) && !voxa__arg_int(a, MEASURE), VOXA_EINVAL,
+                 "wisdom: needs --measure");
+    return VOXA_OK;
+}
+
+static voxa_status output(const voxa_args *a, const voxa_array *in, voxa_dtype *dt, int *nd,
+                          int64_t *shape) {
+    *dt = (voxa_dtype)voxa__arg_int(a, DTYPE);
+    *nd = in->ndim;
+    for (int d = 0; d < in->ndim; d++) shape[d] = in->shape[d];
+    return VOXA_OK;
+}
+
+static voxa_status halo(const voxa_args *a, int ndim, int64_t *lo, int64_t *hi) {
+    const voxa_array *psf = voxa__arg_array(a, PSF);
+    VOXA_FAIL_IF(psf->ndim != ndim, VOXA_EINVAL, "psf: %d dimensions, the image %d", psf->ndim,
+                 ndim);
+    VOXA_CHECK(voxa_deconv_halo(psf, lo, hi));
+    /* Each iteration convolves with the PSF and with its mirror, so a block
+     * edge's influence moves in by lo + hi voxels per iteration: k iterations
+     * need k (lo + hi) of halo on each side (RedLionfish's valid-region
+     * argument). Exact for the zero boundary; the free mode's flat start is
+     * the block's mean and the periodic mode wraps per block, so those stay
+     * approximations (closer with the larger halo). */
+    if (voxa__arg_int(a, HALO) == 1) {
+        int64_t k = voxa__arg_int(a, ITERATIONS);
+        for (int d = 0; d < ndim; d++) lo[d] = hi[d] = k * (lo[d] + hi[d]);
+    }
+    return VOXA_OK;
+}
+
+static voxa_status run(voxa_op_ctx *c) {
+    const voxa_args *a = c->args;
+    const voxa_array *raw = voxa__arg_array(a, PSF);
+    const char *wisdom = voxa__arg(a, WISDOM)->s;
+    VOXA_FAIL_IF(c->in->ndim < 1 || c->in->ndim > 3, VOXA_EINVAL,
+                 "input: %d dimensions (1, 2 or 3 supported)", c->in->ndim);
+    VOXA_FAIL_IF(raw->ndim != c->in->ndim, VOXA_EINVAL,
+                 "psf: the PSF has %d dimensions, the image %d", raw->ndim, c->in->ndim);
+    voxa_array psf;
+    VOXA_CHECK(voxa_psf_prepare(raw, (int)voxa__arg_int(a, NORMALIZE_PSF), &psf));
+    voxa_rl_plan *plan = NULL;
+    voxa_status st = VOXA_OK;
+    if (wisdom && access(wisdom, F_OK) == 0) st = voxa_deconv_wisdom_load(wisdom);
+    if (st == VOXA_OK)
+        st = voxa_rl_plan_new(&plan, c->in->ndim, c->in->shape, &psf,
+                              (voxa_rl_boundary)voxa__arg_int(a, BOUNDARY),
+                              voxa__arg_int(a, MEASURE) ? VOXA_RL_MEASURE : 0);
+    if (st == VOXA_OK && wisdom) st = voxa_deconv_wisdom_save(wisdom);
+    if (st == VOXA_OK) {
+        voxa_rl_options o;
+        voxa_rl_options_init(&o);
+        o.iterations = (int)voxa__arg_int(a, ITERATIONS);
+        o.accelerate = (int)voxa__arg_int(a, ACCELERATE);
+        o.clip = (int)voxa__arg_int(a, CLIP);
+        o.filter_epsilon = voxa__arg_float(a, FILTER_EPSILON);
+        o.progress = c->progress;
+        st = voxa_rl_plan_execute(plan, c->in, c->out, &o);
+    }
+    voxa_rl_plan_free(plan);
+    voxa_array_free(&psf);
+    return st;
+}
+
+const voxa_op voxa__op_deconvolve = {
+    .name = "deconvolve",
+    .python = "richardson_lucy",
+    .summary = "Richardson-Lucy deconvolution of a 1-3D image by a PSF (FFTW, float32).",
+    .ninputs = 1,
+    .params = params,
+    .nparams = NPARAMS,
+    .flags = VOXA_OP_LOCAL | VOXA_OP_SAME_SHAPE | VOXA_OP_HALO_APPROX,
+    .check = check,
+    .output = output,
+    .halo = halo,
+    .run = run,
+    .scratch = 28,
+};

@@ -1,0 +1,71 @@
+/* Descriptor of `edt` (voxa_edt, voxa_edt_indices, voxa_edt_cdt): exact
+ * Euclidean, city-block or chessboard distances to the background. Global:
+ * a distance may come from anywhere in the volume. */
+#include "op_args.h"
+#include "voxa/edt.h"
+
+enum { SPACING, METRIC, SQUARED, DTYPE, INDICES, NPARAMS };
+enum { EUCLIDEAN, CITYBLOCK, CHESSBOARD };
+
+static const voxa_param params[NPARAMS] = {
+    [SPACING] = {"spacing", VOXA_PARAM_FLOATS, NULL, "voxel size per axis (euclidean only), "
+                 "default 1", NULL, 1, 0, VOXA_PARAM_PER_AXIS, NULL, "Z,Y,X"},
+    [METRIC] = {"metric", VOXA_PARAM_CHOICE, "euclidean",
+                "euclidean (= scipy distance_transform_edt), cityblock or chessboard (= scipy "
+                "distance_transform_cdt, int32, -1 without background)",
+                "euclidean|cityblock|chessboard|taxicab=cityblock", 1, 0, 0, NULL, "M"},
+    [SQUARED] = {"squared", VOXA_PARAM_FLAG, NULL, "squared Euclidean distances", NULL, 1, 0, 0,
+                 NULL, NULL},
+    [DTYPE] = {"dtype", VOXA_PARAM_DTYPE, NULL, "euclidean output type: float64 (default), "
+               "float32, or uint32 (squared, unit spacing)", "float64|float32|uint32", 1, 0, 0,
+               NULL, "T"},
+    [INDICES] = {"indices", VOXA_PARAM_ARRAY, NULL, "int32/int64 array (ndim, *shape) receiving "
+                 "the index of a nearest background voxel (euclidean)", NULL, 1, 0,
+                 VOXA_PARAM_HIDDEN | VOXA_PARAM_OUTPUT, NULL, NULL},
+};
+
+static voxa_status check(const voxa_args *a, const voxa_array *in) {
+    if (voxa__arg_int(a, METRIC) != EUCLIDEAN)
+        VOXA_FAIL_IF(voxa__arg_set(a, SPACING) || voxa__arg_int(a, SQUARED) ||
+                         voxa__arg_set(a, DTYPE) || voxa__arg_set(a, INDICES),
+                     VOXA_EINVAL, "metric: --spacing, --squared and --dtype apply to --metric "
+                     "euclidean only");
+    return VOXA_OK;
+}
+
+static voxa_status output(const voxa_args *a, const voxa_array *in, voxa_dtype *dt, int *nd,
+                          int64_t *shape) {
+    *dt = voxa__arg_int(a, METRIC) != EUCLIDEAN ? VOXA_I32
+          : voxa__arg_set(a, DTYPE)             ? (voxa_dtype)voxa__arg_int(a, DTYPE)
+                                                : VOXA_F64;
+    *nd = in->ndim;
+    for (int d = 0; d < in->ndim; d++) shape[d] = in->shape[d];
+    return VOXA_OK;
+}
+
+static voxa_status run(voxa_op_ctx *c) {
+    const voxa_args *a = c->args;
+    int64_t m = voxa__arg_int(a, METRIC);
+    if (m != EUCLIDEAN)
+        return voxa_edt_cdt(c->in, c->out, m == CITYBLOCK ? VOXA_EDT_TAXICAB : VOXA_EDT_CHESSBOARD);
+    double sp[VOXA_MAXDIM];
+    voxa_edt_params p = {voxa__arg_axes(a, SPACING, c->in->ndim, sp),
+                         (int)voxa__arg_int(a, SQUARED), c->progress};
+    if (voxa__arg_set(a, INDICES))
+        return voxa_edt_indices(c->in, c->out, (voxa_array *)voxa__arg_array(a, INDICES), &p);
+    return voxa_edt(c->in, c->out, &p);
+}
+
+const voxa_op voxa__op_edt = {
+    .name = "edt",
+    .python = "distance_transform_edt",
+    .summary = "Distance of every foreground (non-zero) voxel to the nearest background voxel.",
+    .ninputs = 1,
+    .params = params,
+    .nparams = NPARAMS,
+    .flags = VOXA_OP_GLOBAL | VOXA_OP_SAME_SHAPE,
+    .check = check,
+    .output = output,
+    .run = run,
+    .scratch = 8,
+};

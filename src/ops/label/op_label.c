@@ -1,0 +1,81 @@
+/* Descriptor of `label` (voxa_label): connected components numbered as
+ * scipy.ndimage.label. Global: a chunked run labels chunks and merges them
+ * across faces instead of reading a halo. */
+#include "op_args.h"
+#include "voxa/label.h"
+
+#include <stdlib.h>
+
+enum { CONNECTIVITY, STRUCTURE, DTYPE, NPARAMS };
+
+static const voxa_param params[NPARAMS] = {
+    [CONNECTIVITY] = {"connectivity", VOXA_PARAM_INT, "1",
+                      "1..ndim: neighbours differ in at most C coordinates (1 = faces, ndim = the "
+                      "full 3^ndim box)", NULL, 1, VOXA_MAXDIM, 0, "connectivity", "C"},
+    [STRUCTURE] = {"structure", VOXA_PARAM_ARRAY, NULL,
+                   "3x..x3 array, non-zero = connected (centrosymmetric), instead of "
+                   "--connectivity", NULL, 1, 0, 0, "connectivity", "S.npy"},
+    [DTYPE] = {"dtype", VOXA_PARAM_DTYPE, "int32", "label type: int32, uint16, uint32 or int64",
+               "int32|uint16|uint32|int64", 1, 0, 0, NULL, "T"},
+};
+
+static voxa_status check(const voxa_args *a, const voxa_array *in) {
+    int64_t c = voxa__arg_int(a, CONNECTIVITY);
+    if (!voxa__arg_set(a, STRUCTURE) && in->ndim >= 1)
+        VOXA_FAIL_IF(c > in->ndim, VOXA_EINVAL, "connectivity: %lld is out of range 1..%d for "
+                     "the %d-D input", (long long)c, in->ndim, in->ndim);
+    const voxa_array *s = voxa__arg_array(a, STRUCTURE);
+    if (s) {
+        VOXA_FAIL_IF(s->ndim != in->ndim, VOXA_EINVAL, "structure: %d dimensions, the input has "
+                     "%d (they must have equal rank)", s->ndim, in->ndim);
+        for (int d = 0; d < s->ndim; d++)
+            VOXA_FAIL_IF(s->shape[d] != 3, VOXA_EINVAL, "structure: every axis must have size 3");
+    }
+    return VOXA_OK;
+}
+
+static voxa_status output(const voxa_args *a, const voxa_array *in, voxa_dtype *dt, int *nd,
+                          int64_t *shape) {
+    *dt = (voxa_dtype)voxa__arg_int(a, DTYPE);
+    *nd = in->ndim;
+    for (int d = 0; d < in->ndim; d++) shape[d] = in->shape[d];
+    return VOXA_OK;
+}
+
+static voxa_status run(voxa_op_ctx *c) {
+    const voxa_array *s = voxa__arg_array(c->args, STRUCTURE);
+    unsigned char *bytes = NULL;
+    if (s) {
+        int64_t n = voxa_array_size(s), idx[VOXA_MAXDIM] = {0};
+        bytes = malloc((size_t)n);
+        VOXA_FAIL_IF(!bytes, VOXA_ENOMEM, "structure: out of memory");
+        for (int64_t i = 0; i < n; i++) {
+            bytes[i] = voxa_array_get(s, idx) != 0;
+            for (int d = s->ndim - 1; d >= 0; d--) {
+                if (++idx[d] < s->shape[d]) break;
+                idx[d] = 0;
+            }
+        }
+    }
+    voxa_status st = voxa_label(c->in, bytes, (int)voxa__arg_int(c->args, CONNECTIVITY), c->out,
+                                &c->count);
+    free(bytes);
+    return st;
+}
+
+const voxa_op voxa__op_label = {
+    .name = "label",
+    .python = "label",
+    .summary = "Label connected components of the non-zero voxels (as scipy.ndimage.label).",
+    .details = "Prints the number of components. Labels are 1..n in raster (C) order of\n"
+               "each component's first voxel, 0 is background. Exit 0 ok, 1 failure\n"
+               "(e.g. more components than --dtype can hold), 2 usage error.\n",
+    .ninputs = 1,
+    .params = params,
+    .nparams = NPARAMS,
+    .flags = VOXA_OP_GLOBAL | VOXA_OP_SAME_SHAPE | VOXA_OP_COUNT,
+    .check = check,
+    .output = output,
+    .run = run,
+    .scratch = 8,
+};

@@ -1,0 +1,110 @@
+/* Planning a streamed run: the output's shape, the halo, and the largest
+ * blocks whose working set fits the memory limit. Blocks are cut along axis
+ * 0 first (slabs keep the reads of C-order files long), then axis 1, ...
+ * Working set of one block b grown by the halo to g:
+ *     g * (in bytes + out bytes + op scratch) + b * out bytes
+ * (the op runs on the grown block, and the block's part is written out). */
+#include "store_internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* A metadata-only view of a store: ops' checks and output rules read only
+ * dtype, ndim and shape. */
+voxa_array voxa__store_meta(const voxa_store *s) {
+    static char dummy;
+    voxa_array a;
+    memset(&a, 0, sizeof a);
+    a.data = &dummy;
+    a.dtype = s->t;
+    a.ndim = s->ndim;
+    memcpy(a.shape, s->shape, sizeof a.shape);
+    return a;
+}
+
+static int64_t working_set(const voxa_stream_plan *p, const int64_t *b, double per_grown,
+                           size_t out_es) {
+    int64_t g = 1, n = 1;
+    for (int d = 0; d < p->ndim; d++) {
+        int64_t e = b[d] + p->halo_lo[d] + p->halo_hi[d];
+        g *= e < p->shape[d] ? e : p->shape[d];
+        n *= b[d];
+    }
+    return (int64_t)((double)g * per_grown) + n * (int64_t)out_es;
+}
+
+voxa_status voxa_stream_plan_make(const voxa_args *a, voxa_store *in,
+                                  const voxa_stream_options *o, voxa_stream_plan *p) {
+    VOXA_FAIL_IF(!a || !a->op || !p, VOXA_EINVAL, "stream: NULL argument");
+    const voxa_op *op = a->op;
+    VOXA_FAIL_IF(op->ninputs > 0 && !in, VOXA_EINVAL, "%s: no input", op->name);
+    memset(p, 0, sizeof *p);
+    voxa_array meta = in ? voxa__store_meta(in) : (voxa_array){0};
+    const voxa_array *m = in ? &meta : NULL;
+    VOXA_CHECK(voxa_op_check(a, m));
+    VOXA_CHECK(voxa_op_output(a, m, &p->out_dtype, &p->ndim, p->shape));
+    size_t out_es = voxa_dtype_size(p->out_dtype), in_es = in ? voxa_dtype_size(in->t) : 0;
+    p->out_bytes = (int64_t)out_es;
+    for (int d = 0; d < p->ndim; d++) p->out_bytes *= p->shape[d];
+    int label = !strcmp(op->name, "label");
+    p->global = label;
+    p->whole = (op->flags & VOXA_OP_GLOBAL) && !label;
+    int same = (op->flags & VOXA_OP_SAME_SHAPE) || op->ninputs == 0;
+    if (!p->whole && !same) p->whole = 1;
+    if (!p->whole && !label && op->ninputs > 0)
+        VOXA_CHECK(voxa_op_halo(a, p->ndim, p->halo_lo, p->halo_hi));
+    int64_t limit = o && o->mem_limit > 0 ? o->mem_limit : (int64_t)1 << 30;
+    /* label: block labels (int64) + the output block + the op's scratch */
+    double per_grown = label ? 8.0 + op->scratch + (double)in_es
+                             : (double)in_es + (double)out_es + op->scratch;
+    for (int d = 0; d < p->ndim; d++) {
+        int64_t want = o ? o->block[d] : 0;
+        p->block[d] = want > 0 && want < p->shape[d] ? want : p->shape[d] > 0 ? p->shape[d] : 1;
+    }
+    if (p->whole) {
+        for (int d = 0; d < p->ndim; d++) p->block[d] = p->shape[d] > 0 ? p->shape[d] : 1;
+    } else {
+        int given = 0;
+        for (int d = 0; o && d < p->ndim; d++) given |= o->block[d] > 0;
+        for (int d = 0; !given && d < p->ndim; d++)
+            while (p->block[d] > 1 && working_set(p, p->block, per_grown, out_es) > limit)
+                p->block[d] = (p->block[d] + 1) / 2;
+    }
+    p->nblocks = 1;
+    for (int d = 0; d < p->ndim; d++) {
+        p->grid[d] = p->shape[d] > 0 ? (p->shape[d] + p->block[d] - 1) / p->block[d] : 0;
+        p->nblocks *= p->grid[d];
+    }
+    p->peak_bytes = working_set(p, p->block, p->whole ? (double)in_es + op->scratch : per_grown,
+                                out_es);
+    return VOXA_OK;
+}
+
+static int list(char *buf, size_t n, const int64_t *v, int nd) {
+    int k = 0;
+    for (int d = 0; d < nd; d++)
+        k += snprintf(buf + k, n > (size_t)k ? n - (size_t)k : 0, d ? "x%lld" : "%lld",
+                      (long long)v[d]);
+    return k;
+}
+
+voxa_status voxa_stream_plan_text(const voxa_stream_plan *p, char *buf, size_t n) {
+    VOXA_FAIL_IF(!p || !buf || !n, VOXA_EINVAL, "plan text: NULL argument");
+    char sh[128], bl[128], gr[128], lo[128], hi[128];
+    list(sh, sizeof sh, p->shape, p->ndim);
+    list(bl, sizeof bl, p->block, p->ndim);
+    list(gr, sizeof gr, p->grid, p->ndim);
+    list(lo, sizeof lo, p->halo_lo, p->ndim);
+    list(hi, sizeof hi, p->halo_hi, p->ndim);
+    snprintf(buf, n,
+             "output:  %s %s, %.1f MiB\n"
+             "blocks:  %s voxels, grid %s = %lld blocks\n"
+             "halo:    %s before, %s after%s\n"
+             "memory:  about %.1f MiB at peak%s\n",
+             sh, voxa_dtype_name(p->out_dtype), (double)p->out_bytes / 1048576.0, bl, gr,
+             (long long)p->nblocks, lo, hi,
+             p->global ? " (global: blocks labelled, then merged across faces)" : "",
+             (double)p->peak_bytes / 1048576.0,
+             p->whole ? " (this op needs the whole volume in memory)" : "");
+    return VOXA_OK;
+}

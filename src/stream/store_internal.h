@@ -1,0 +1,51 @@
+/* Stores: the kinds share one struct; each kind's file implements the
+ * region read/write it needs (not installed). */
+#ifndef VOXA_STORE_INTERNAL_H
+#define VOXA_STORE_INTERNAL_H
+
+#include "internal.h"
+#include "voxa/stream.h"
+
+typedef enum { STORE_VIEW, STORE_MEMORY, STORE_NPY } store_kind;
+
+struct voxa_store {
+    store_kind kind;
+    voxa_dtype t;
+    int ndim;
+    int64_t shape[VOXA_MAXDIM];
+    voxa_array view;   /* VIEW, MEMORY: the array (MEMORY owns it) */
+    char *path;        /* the file (created stores: where commit publishes) */
+    int created;       /* an output: removed unless committed */
+    int committed;
+    /* NPY */
+    int fd;
+    int64_t offset;    /* of the data */
+    int64_t estride[VOXA_MAXDIM]; /* file layout, in elements */
+    int swap;          /* the file's byte order is not native */
+    char tmp[4096];    /* created .npy: the temporary being written */
+};
+
+/* .npy by regions: pread/pwrite of the runs along the file's contiguous
+ * axis (store_npy.c). */
+voxa_status voxa__store_npy_open(voxa_store *s, const char *path);
+voxa_status voxa__store_npy_create(voxa_store *s, const char *path);
+voxa_status voxa__store_npy_read(voxa_store *s, const int64_t *lo, voxa_array *dst);
+voxa_status voxa__store_npy_write(voxa_store *s, const int64_t *lo, const voxa_array *src);
+voxa_status voxa__store_npy_commit(voxa_store *s);
+void voxa__store_npy_close(voxa_store *s);
+
+/* A view carrying a store's dtype, ndim and shape and no data (for checks). */
+voxa_array voxa__store_meta(const voxa_store *s);
+/* Labelling by blocks, merged across faces (label_merge.c). */
+voxa_status voxa__stream_label(const voxa_args *a, const voxa_stream_plan *p, voxa_store *in,
+                               voxa_store *out, const voxa_progress *progress, int64_t *count);
+
+/* Block number i of a plan: its output region [lo, lo + shape). */
+void voxa__block_region(const voxa_stream_plan *p, int64_t i, int64_t *lo, int64_t *shape);
+/* A C-contiguous view of `shape` over buf's memory (sized for the largest). */
+voxa_array voxa__shaped(const voxa_array *buf, int ndim, const int64_t *shape);
+
+/* The region [lo, lo + shape) of a view as a view. */
+voxa_array voxa__subview(const voxa_array *a, const int64_t *lo, const int64_t *shape);
+
+#endif

@@ -147,9 +147,12 @@ def binary_op(op, input, structure, iterations, mask, output, border_value, orig
         extras = (None,) * 5
     elif named:
         s = None
+    elif structure is None and len(axes) == a.ndim:
+        s = None  # scipy's default element, built below only if needed
     else:
         s = nds.structure_array(structure, a.ndim, axes)
-    org = nds.origin_list(origin, a.ndim, axes, (1,) * a.ndim if s is None else s.shape)
+    s_shape = s.shape if s is not None else ((1,) if named else (3,)) * a.ndim
+    org = nds.origin_list(origin, a.ndim, axes, s_shape)
     if (mask is None and a.ndim > 0 and a.size and len(axes) == a.ndim and not any(org)
             and (s is None or s.any())):
         # scipy's own structure (or voxa's named element) at origin 0: the C
@@ -163,6 +166,8 @@ def binary_op(op, input, structure, iterations, mask, output, border_value, orig
         output[...] = res
         return output
 
+    if s is None:
+        s = nds.structure_array(None, a.ndim, axes)
     fp = nds.shifted_footprint(s, org)
     shape = a.shape
     if a.ndim == 0:

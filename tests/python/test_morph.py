@@ -28,7 +28,11 @@ def blobs(shape, seed=0):
 
 def both(op, a, structure=None, **kw):
     got = getattr(voxa, "binary_" + op)(a, structure, **kw)
-    want = getattr(ndi, "binary_" + op)(a, structure, **kw)
+    extra = {}
+    if kw.get("iterations", 1) != 1 and structure is not None and \
+            any(n % 2 == 0 for n in np.shape(structure)):
+        extra["brute_force"] = True  # scipy's default path is wrong here (docs/scipy.md)
+    want = getattr(ndi, "binary_" + op)(a, structure, **kw, **extra)
     assert got.dtype == np.bool_ and got.shape == a.shape
     if not np.array_equal(got, want):
         bad = np.argwhere(got != want)

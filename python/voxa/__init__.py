@@ -7,7 +7,9 @@ the same answer with the same arguments.
 from . import _voxa
 from .fill import binary_fill_holes
 from .io import imread, imwrite, read_csv
-from .measure import label
+from ._ndsupport import generate_binary_structure, iterate_structure
+from .binary import binary_hit_or_miss, binary_propagation
+from .measure import find_objects, label
 from .morphology import (ball, binary_closing, binary_dilation, binary_erosion, binary_opening,
                          diamond, distance_transform_cdt, distance_transform_edt, morph_path)
 from .points import balls
@@ -37,5 +39,7 @@ __all__ = [
     "extract_patches", "paste_patches",  # roi
     "distance_transform_edt", "distance_transform_cdt", "binary_dilation",  # morphology
     "binary_erosion", "binary_opening", "binary_closing", "ball", "diamond", "morph_path",
+    "find_objects", "binary_propagation", "binary_hit_or_miss",  # scipy.ndimage drop-ins
+    "generate_binary_structure", "iterate_structure",
     "binary_fill_holes",  # fill
 ]

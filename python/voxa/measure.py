@@ -8,6 +8,7 @@ GIL released, on `voxa.get_threads()` threads; results never depend on the
 thread count."""
 import numpy as np
 
+from . import _ndsupport as nds
 from . import _voxa
 
 # Output dtypes the C library writes (integers of every width).
@@ -19,7 +20,7 @@ _IN_KINDS = {np.dtype(t) for t in (np.bool_, np.int8, np.uint8, np.int16, np.uin
                                    np.float32, np.float64)}
 
 
-def label(input, structure=None, connectivity=1, output=None):
+def label(input, structure=None, output=None, *, connectivity=1):
     """Label the connected components of the non-zero voxels of `input`.
 
     Parameters
@@ -27,16 +28,18 @@ def label(input, structure=None, connectivity=1, output=None):
     input : array_like, any real dtype, any strides, 0 to 8 dimensions.
         Non-zero (including NaN) is foreground.
     structure : array_like of shape (3,) * input.ndim, optional
-        Which neighbours are connected (non-zero = connected). It must be
-        centrosymmetric; its centre is ignored. Default:
-        ``scipy.ndimage.generate_binary_structure(input.ndim, connectivity)``.
-    connectivity : int, 1..input.ndim
+        Which neighbours are connected (non-zero = connected), as an array or
+        nested lists. It must be centrosymmetric; its centre is ignored.
+        Default: ``scipy.ndimage.generate_binary_structure(input.ndim, 1)``.
+    output : dtype or ndarray, optional
+        dtype of the labels (default int32, int64 for 2**31 - 2 voxels or
+        more): any integer, float32, float64 or bool (as scipy); or an array
+        of input's shape and such a dtype (any strides; the input itself for
+        in-place labelling) to write them into.
+    connectivity : int, 1..input.ndim, keyword only
         Used when `structure` is None: neighbours whose offsets have at most
         `connectivity` non-zero components (1 = faces, ndim = full box).
-        This argument is a voxa extension (scipy has only `structure`).
-    output : dtype or ndarray, optional
-        Integer dtype of the labels (default int32), or an integer array of
-        input's shape (any strides) to write them into.
+        A voxa extension (scipy has only `structure`).
 
     Returns
     -------
@@ -44,13 +47,16 @@ def label(input, structure=None, connectivity=1, output=None):
 
     Raises
     ------
-    ValueError for a wrong structure, connectivity, output shape or dtype,
-    or a component count that does not fit the output dtype; TypeError for
-    complex input.
+    As scipy: RuntimeError for a structure of another rank or labels that
+    do not fit the output dtype (both also ValueError, voxa's earlier type);
+    ValueError for a structure not of size 3 per axis, a wrong output shape
+    or a big-endian output; AssertionError (also ValueError) for a structure
+    that is not centrosymmetric; TypeError for complex input or an output
+    dtype scipy has no kernel for (float16, complex, object).
     """
     a = np.asarray(input)
     if np.iscomplexobj(a):
-        raise TypeError("label: complex input is not supported")
+        raise TypeError("label: complex input is not supported (Complex type not supported)")
     if a.dtype not in _IN_KINDS or not a.dtype.isnative:
         a = a != 0  # float16, big-endian, object...: same foreground
     ndim = a.ndim
@@ -59,11 +65,15 @@ def label(input, structure=None, connectivity=1, output=None):
     if structure is not None:
         s = np.asarray(structure)
         if s.ndim != ndim:
-            raise ValueError(f"label: structure has {s.ndim} dimensions, input has {ndim} "
-                             "(they must have equal rank)")
+            raise nds.RankError(f"label: structure has {s.ndim} dimensions, input has {ndim} "
+                                "(structure and input must have equal rank)")
         if any(n != 3 for n in s.shape):
-            raise ValueError(f"label: structure has shape {s.shape}, expected {(3,) * ndim}")
+            raise ValueError(f"label: structure has shape {s.shape}, expected {(3,) * ndim} "
+                             "(structure dimensions must be equal to 3)")
         st = np.ascontiguousarray(s != 0, dtype=np.uint8)
+        if not np.array_equal(st, st[(slice(None, None, -1),) * ndim]):
+            raise nds.SymmetryError("label: structure is not centrosymmetric, as "
+                                    "scipy.ndimage.label requires")
     elif not isinstance(connectivity, (int, np.integer)) or isinstance(connectivity, bool):
         raise TypeError(f"label: connectivity must be an integer, got {connectivity!r}")
 
@@ -72,24 +82,87 @@ def label(input, structure=None, connectivity=1, output=None):
         out = output
         if out.shape != a.shape:
             raise ValueError(f"label: output has shape {out.shape}, expected the input's "
-                             f"shape {a.shape}")
+                             f"shape {a.shape} (output shape not correct)")
     else:
-        dt = np.dtype(np.int32 if output is None else output)
+        dt = np.dtype((np.int64 if a.size >= 2**31 - 2 else np.int32) if output is None
+                      else output)
         out = np.empty(a.shape, dtype=dt)
-    if out.dtype not in _OUT_DTYPES or not out.dtype.isnative:
-        raise ValueError(f"label: unsupported output dtype {out.dtype} (expected an integer "
-                         "dtype such as int32, uint16, uint32 or int64)")
+    if not out.dtype.isnative:
+        raise ValueError(f"label: output dtype {out.dtype} is big-endian (not supported, as "
+                         "in scipy)")
+    if out.dtype not in _OUT_DTYPES:
+        if out.dtype not in (np.float32, np.float64, np.bool_):
+            raise TypeError(f"label: unsupported output dtype {out.dtype} (expected an integer "
+                            "dtype, float32, float64 or bool)")
+        tmp = np.int32 if a.size < 2**31 - 2 else np.int64
+        n = _label_c(a, np.empty(a.shape, dtype=tmp), st, connectivity, out)
+    else:
+        n = _label_c(a, out, st, connectivity, None)
+    return n if return_n_only else (out, n)
 
-    if ndim == 0:
-        # one voxel: treat as (1,); the structure does not matter
+
+def _label_c(a, out, st, connectivity, cast_to):
+    """The C labelling into the integer array `out`; copied into `cast_to`
+    (a float or bool array) when given."""
+    ndim = a.ndim
+    if a.size == 0:
+        return 0
+    if ndim == 0:  # one voxel: treat as (1,); the structure does not matter
         c_in, c_out, c_st, c_conn = a.reshape(1), out.reshape(1), None, 1
     else:
         c_in, c_out, c_st, c_conn = a, out, st, int(connectivity)
         if st is None and not 1 <= c_conn <= ndim:
             raise ValueError(f"label: connectivity {c_conn} out of range 1..{ndim} for "
                              f"{ndim}-D input")
-    n = _voxa.run_op("label", c_in, c_out, structure=c_st,
-                     connectivity=None if c_st is not None else c_conn)
-    if return_n_only:
-        return n
-    return out, n
+    try:
+        n = _voxa.run_op("label", c_in, c_out, structure=c_st,
+                         connectivity=None if c_st is not None else c_conn)
+    except ValueError as e:
+        if "do not fit" in str(e):
+            raise nds.BitDepthError(f"{e} (insufficient bit-depth in requested output "
+                                    "type)") from None
+        raise
+    if cast_to is not None:
+        cast_to[...] = out
+    return n
+
+
+def find_objects(input, max_label=0):
+    """scipy.ndimage.find_objects: for labels 1..max_label (default: the
+    largest label), the tuple of slices of the smallest box holding that
+    label, or None where the label is absent. `input` must be an integer
+    array (TypeError otherwise, as scipy); labels <= 0 are ignored.
+
+    A NumPy composition (one sort of the labelled voxels' positions, then a
+    min/max per label and axis): O(F log F) for F labelled voxels."""
+    a = np.asarray(input)
+    if a.dtype.kind not in "iu":
+        raise TypeError(f"find_objects: input must be an integer array (labels), got dtype "
+                        f"{a.dtype}")
+    max_label = int(max_label)
+    if max_label < 1:
+        if a.size == 0:
+            raise ValueError("find_objects: input is empty and max_label is not given "
+                             "(zero-size array to reduction operation maximum)")
+        max_label = int(a.max())
+    res = [None] * max(max_label, 0)
+    if max_label < 1:
+        return res
+    if a.ndim == 0:
+        if 0 < a.item() <= max_label:
+            res[a.item() - 1] = ()
+        return res
+    flat = a.ravel()
+    pos = np.flatnonzero((flat > 0) & (flat <= max_label))
+    if pos.size == 0:
+        return res
+    labs = flat[pos]
+    order = np.argsort(labs, kind="stable")
+    labs, pos = labs[order], pos[order]
+    starts = np.flatnonzero(np.r_[True, labs[1:] != labs[:-1]])
+    coords = np.unravel_index(pos, a.shape)
+    lo = [np.minimum.reduceat(c, starts) for c in coords]
+    hi = [np.maximum.reduceat(c, starts) for c in coords]
+    for j, lab in enumerate(labs[starts].tolist()):
+        res[lab - 1] = tuple(slice(int(l[j]), int(h[j]) + 1) for l, h in zip(lo, hi))
+    return res

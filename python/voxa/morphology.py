@@ -162,37 +162,41 @@ def _morph(op, input, structure, iterations, mask, output, border_value, origin,
 
 
 def binary_dilation(input, structure=None, iterations=1, mask=None, output=None,
-                    border_value=0, origin=0, brute_force=False, *, ball=None, diamond=None,
-                    box=None, connectivity=None, spacing=None):
+                    border_value=0, origin=0, brute_force=False, *, axes=None, ball=None,
+                    diamond=None, box=None, connectivity=None, spacing=None):
     """scipy.ndimage.binary_dilation, exact. Extras: ball=R (with spacing=),
     diamond=R, box=size or sizes, connectivity=c instead of structure."""
-    return _morph("dilate", input, structure, iterations, mask, output, border_value, origin,
-                  brute_force, ball, diamond, box, connectivity, spacing)
+    from .binary import binary_op
+    return binary_op("dilate", input, structure, iterations, mask, output, border_value, origin,
+                     brute_force, axes, (ball, diamond, box, connectivity, spacing))
 
 
 def binary_erosion(input, structure=None, iterations=1, mask=None, output=None,
-                   border_value=0, origin=0, brute_force=False, *, ball=None, diamond=None,
-                   box=None, connectivity=None, spacing=None):
+                   border_value=0, origin=0, brute_force=False, *, axes=None, ball=None,
+                   diamond=None, box=None, connectivity=None, spacing=None):
     """scipy.ndimage.binary_erosion, exact (border_value 0: outside is
     background). Extras as binary_dilation."""
-    return _morph("erode", input, structure, iterations, mask, output, border_value, origin,
-                  brute_force, ball, diamond, box, connectivity, spacing)
+    from .binary import binary_op
+    return binary_op("erode", input, structure, iterations, mask, output, border_value, origin,
+                     brute_force, axes, (ball, diamond, box, connectivity, spacing))
 
 
 def binary_opening(input, structure=None, iterations=1, output=None, origin=0, mask=None,
-                   border_value=0, brute_force=False, *, ball=None, diamond=None, box=None,
-                   connectivity=None, spacing=None):
+                   border_value=0, brute_force=False, *, axes=None, ball=None, diamond=None,
+                   box=None, connectivity=None, spacing=None):
     """scipy.ndimage.binary_opening (erosion^k then dilation^k), exact."""
-    return _morph("open", input, structure, iterations, mask, output, border_value, origin,
-                  brute_force, ball, diamond, box, connectivity, spacing)
+    from .binary import binary_op
+    return binary_op("open", input, structure, iterations, mask, output, border_value, origin,
+                     brute_force, axes, (ball, diamond, box, connectivity, spacing))
 
 
 def binary_closing(input, structure=None, iterations=1, output=None, origin=0, mask=None,
-                   border_value=0, brute_force=False, *, ball=None, diamond=None, box=None,
-                   connectivity=None, spacing=None):
+                   border_value=0, brute_force=False, *, axes=None, ball=None, diamond=None,
+                   box=None, connectivity=None, spacing=None):
     """scipy.ndimage.binary_closing (dilation^k then erosion^k), exact."""
-    return _morph("close", input, structure, iterations, mask, output, border_value, origin,
-                  brute_force, ball, diamond, box, connectivity, spacing)
+    from .binary import binary_op
+    return binary_op("close", input, structure, iterations, mask, output, border_value, origin,
+                     brute_force, axes, (ball, diamond, box, connectivity, spacing))
 
 
 def morph_path(ndim, structure=None, iterations=1, *, ball=None, diamond=None, box=None,
@@ -205,8 +209,8 @@ def morph_path(ndim, structure=None, iterations=1, *, ball=None, diamond=None, b
                              iterations=int(iterations))
 
 
-def distance_transform_edt(input, sampling=None, return_distances=True, return_indices=False,
-                           distances=None, indices=None, *, squared=False, dtype=np.float64):
+def _edt_c(input, sampling=None, return_distances=True, return_indices=False,
+           distances=None, indices=None, *, squared=False, dtype=np.float64):
     """scipy.ndimage.distance_transform_edt, exact separable algorithm.
     Extras: squared=True gives squared distances; dtype float32 halves the
     output. Where several background voxels are equally near, the returned
@@ -249,8 +253,8 @@ def distance_transform_edt(input, sampling=None, return_distances=True, return_i
 _METRICS = {"chessboard": 2, "taxicab": 1, "cityblock": 1, "manhattan": 1}
 
 
-def distance_transform_cdt(input, metric="chessboard", return_distances=True,
-                           return_indices=False, distances=None, indices=None):
+def _cdt_c(input, metric="chessboard", return_distances=True,
+           return_indices=False, distances=None, indices=None):
     """scipy.ndimage.distance_transform_cdt for metric 'chessboard' or
     'taxicab' ('cityblock', 'manhattan'): int32 distances, exact; -1 where
     there is no background at all."""
@@ -278,3 +282,18 @@ def distance_transform_cdt(input, metric="chessboard", return_distances=True,
     if a.size:
         _voxa.run_op("edt", a, out, metric=("cityblock", "chessboard")[m - 1])
     return None if distances is not None else out
+
+
+def distance_transform_edt(input, sampling=None, return_distances=True, return_indices=False,
+                           distances=None, indices=None, *, squared=False, dtype=np.float64):
+    """scipy.ndimage.distance_transform_edt, exact (see voxa.distance)."""
+    from .distance import edt
+    return edt(input, sampling, return_distances, return_indices, distances, indices,
+               squared, dtype)
+
+
+def distance_transform_cdt(input, metric="chessboard", return_distances=True,
+                           return_indices=False, distances=None, indices=None):
+    """scipy.ndimage.distance_transform_cdt, exact (see voxa.distance)."""
+    from .distance import cdt
+    return cdt(input, metric, return_distances, return_indices, distances, indices)

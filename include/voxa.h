@@ -15,5 +15,6 @@
 /* families below */
 #include "voxa/edt.h"
 #include "voxa/morph.h"
+#include "voxa/measure.h"
 
 #endif

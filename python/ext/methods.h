@@ -21,3 +21,4 @@ VX_METHOD(cdt, "cdt(input, out, metric): taxicab (1) or chessboard (2) distance 
 VX_METHOD(morph, "morph(op, input, out, kind, radius, spacing, box, connectivity, footprint, iterations, border_value)")
 VX_METHOD(morph_element, "morph_element(ndim, kind, radius, spacing, box, connectivity) -> (bytearray, shape)")
 VX_METHOD(morph_describe, "morph_describe(ndim, kind, radius, spacing, box, connectivity, footprint, iterations) -> str")
+VX_METHOD(measure, "measure(labels, intensity=None, spacing=None) -> (n, label, num_pixels, area, centroid, bbox, mean, min, max, sum, centroid_weighted) as bytes")

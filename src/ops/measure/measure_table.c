@@ -22,8 +22,8 @@
 
 #include <string.h>
 
-static voxa_status check_labels(const voxa_array *a) {
-    VOXA_CHECK(voxa_array_check(a, "labels"));
+/* Labels are integers (not bool, as in skimage) with at least one axis. */
+static voxa_status check_label_type(const voxa_array *a) {
     VOXA_FAIL_IF(a->dtype == VOXA_BOOL, VOXA_EINVAL,
                  "labels: bool is ambiguous (label the mask first, or cast it to uint8 for "
                  "one object)");
@@ -31,6 +31,11 @@ static voxa_status check_labels(const voxa_array *a) {
                  "labels: dtype %s is not an integer type", voxa_dtype_name(a->dtype));
     VOXA_FAIL_IF(a->ndim < 1, VOXA_EINVAL, "labels: 0-D array (need at least one axis)");
     return VOXA_OK;
+}
+
+static voxa_status check_labels(const voxa_array *a) {
+    VOXA_CHECK(voxa_array_check(a, "labels"));
+    return check_label_type(a);
 }
 
 voxa_status voxa_measure_acc_new(int ndim, const int64_t *shape, int with_intensity,
@@ -210,7 +215,7 @@ voxa_status voxa_measure_store(voxa_store *labels, voxa_store *intensity, const 
     voxa_store_info(labels, &lt, &nd, shape);
     voxa_array meta = {NULL, lt, nd, {0}, {0}, NULL};
     memcpy(meta.shape, shape, sizeof shape);
-    VOXA_CHECK(check_labels(&meta));
+    VOXA_CHECK(check_label_type(&meta));
     if (intensity) {
         voxa_store_info(intensity, &it, &ind, ishape);
         int same = ind == nd;

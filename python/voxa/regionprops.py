@@ -100,7 +100,7 @@ def regionprops_table(label_image, intensity_image=None, properties=("label", "b
                      "intensity_min", "intensity_max", "intensity_sum", "centroid_weighted"),
                     res[1:]))
     out = {}
-    for p in props:
+    for p, name in zip(props, properties):  # columns keep the names asked for
         buf = cols[p]
         dt = np.int64 if p in ("label", "num_pixels", "bbox") else np.float64
         a = np.frombuffer(buf, dtype=dt).copy() if buf is not None else np.empty(0, dt)
@@ -108,7 +108,7 @@ def regionprops_table(label_image, intensity_image=None, properties=("label", "b
             k = 2 * nd if p == "bbox" else nd
             a = a.reshape(n, k)
             for c in range(k):
-                out["%s%s%d" % (p, separator, c)] = np.ascontiguousarray(a[:, c])
+                out["%s%s%d" % (name, separator, c)] = np.ascontiguousarray(a[:, c])
         else:
-            out[p] = a
+            out[name] = a
     return out

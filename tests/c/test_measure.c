@@ -7,6 +7,9 @@
 #include <math.h>
 #include <unistd.h>
 
+/* measure.c's tile size: lowered so that small volumes make many tiles. */
+extern int64_t voxa__measure_tile_voxels;
+
 static uint64_t rng_state = 12345;
 static uint64_t rnd(void) {
     rng_state ^= rng_state << 13;
@@ -346,6 +349,7 @@ static void test_bad_args(void) {
 }
 
 int main(void) {
+    voxa__measure_tile_voxels = (int64_t)1 << 18;
     RUN(test_known_2d);
     RUN(test_random_vs_reference);
     RUN(test_threads_and_regions);

@@ -32,7 +32,7 @@ voxa_status voxa__mtable_merge(voxa__mtable *t, const voxa__mtable *p);
 voxa_status voxa__measure_region(voxa__mtable *acc, const voxa_array *lab, const voxa_array *val,
                                  const int64_t *origin);
 
-/* Voxels per tile of rows (default 2^20; tests lower it). */
+/* Voxels per tile of rows (default 2^22; tests lower it). */
 extern int64_t voxa__measure_tile_voxels;
 
 struct voxa_measure_acc {

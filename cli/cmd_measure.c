@@ -28,7 +28,7 @@ const char voxa_cmd_measure_help[] =
     "                      (default: label,area,centroid,bbox and, with\n"
     "                      --intensity, every intensity column)\n"
     "  --mem-limit BYTES   bytes of image blocks in memory (suffix K, M or G;\n"
-    "                      default 256M); the table is O(objects) on top\n"
+    "                      default 64M); the table is O(objects) on top\n"
     "Prints the number of objects. Exit 0 ok, 1 failure, 2 usage error.\n";
 
 /* "512M" -> bytes; false for junk or a value <= 0. */

@@ -75,7 +75,7 @@ VOXA_API voxa_status voxa_measure(const voxa_array *labels, const voxa_array *in
 
 /** Measure from stores (intensity may be NULL), reading blocks of whole
  *  rows, the largest whose label + intensity bytes fit `mem_limit` (0:
- *  256 MiB). Equal to voxa_measure on the whole arrays (for floating-point
+ *  64 MiB). Equal to voxa_measure on the whole arrays (for floating-point
  *  intensities, up to the order of summation). `progress` (may be NULL)
  *  is called after each block. */
 VOXA_API voxa_status voxa_measure_store(struct voxa_store *labels, struct voxa_store *intensity,

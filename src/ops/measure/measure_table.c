@@ -208,7 +208,7 @@ voxa_status voxa_measure_store(voxa_store *labels, voxa_store *intensity, const 
     VOXA_FAIL_IF(!labels, VOXA_EINVAL, "labels: NULL store");
     VOXA_FAIL_IF(mem_limit < 0, VOXA_EINVAL, "mem_limit: %lld is negative",
                  (long long)mem_limit);
-    if (mem_limit == 0) mem_limit = (int64_t)256 << 20;
+    if (mem_limit == 0) mem_limit = (int64_t)64 << 20;
     voxa_dtype lt, it = VOXA_U8;
     int nd, ind = 0;
     int64_t shape[VOXA_MAXDIM], ishape[VOXA_MAXDIM];

@@ -16,5 +16,6 @@
 #include "voxa/edt.h"
 #include "voxa/morph.h"
 #include "voxa/measure.h"
+#include "voxa/preview.h"
 
 #endif

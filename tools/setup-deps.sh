@@ -4,7 +4,7 @@
 # when something must be installed.
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config python3-venv python3-dev
-      libtiff-dev libdeflate-dev libtiff-tools libfftw3-dev
+      libtiff-dev libdeflate-dev libtiff-tools libfftw3-dev libpng-dev
       clang libclang-rt-14-dev)
 missing=()
 for p in "${pkgs[@]}"; do

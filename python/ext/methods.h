@@ -22,3 +22,5 @@ VX_METHOD(morph, "morph(op, input, out, kind, radius, spacing, box, connectivity
 VX_METHOD(morph_element, "morph_element(ndim, kind, radius, spacing, box, connectivity) -> (bytearray, shape)")
 VX_METHOD(morph_describe, "morph_describe(ndim, kind, radius, spacing, box, connectivity, footprint, iterations) -> str")
 VX_METHOD(measure, "measure(labels, intensity=None, spacing=None) -> (n, label, num_pixels, area, centroid, bbox, mean, min, max, sum, centroid_weighted) as bytes")
+VX_METHOD(preview, "preview(image, labels, spacing=None, point=None, lo_pct=0, hi_pct=0, mem_limit=0) -> (rgb bytes, height, width)")
+VX_METHOD(png_write, "png_write(path, image): uint8 (h, w) or (h, w, 3) as PNG, atomically")

@@ -10,6 +10,7 @@ from .measure import label
 from .morphology import (ball, binary_closing, binary_dilation, binary_erosion, binary_opening,
                          diamond, distance_transform_cdt, distance_transform_edt, morph_path)
 from .points import balls
+from .preview import preview
 from .regionprops import regionprops_table
 from .restoration import gaussian_psf, richardson_lucy
 from .roi import extract_patches, paste_patches
@@ -34,6 +35,7 @@ __all__ = [
     "balls",  # points
     "label",  # measure
     "regionprops_table",  # regionprops
+    "preview",  # preview
     "richardson_lucy", "gaussian_psf",  # restoration
     "extract_patches", "paste_patches",  # roi
     "distance_transform_edt", "distance_transform_cdt", "binary_dilation",  # morphology

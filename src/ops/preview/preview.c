@@ -28,6 +28,8 @@ typedef struct pstate {
     int64_t pz, py, px; /* slice point */
     int with_v, with_l;
     voxa__pview mip[3], slc[3]; /* 0: y-x, 1: y-z (rows y, columns z), 2: z-x */
+    double *rowv;       /* one row of values / labels */
+    int64_t *rowl;
 } pstate;
 
 static voxa_status view_new(voxa__pview *v, int64_t h, int64_t w, int with_v, int with_l) {
@@ -54,42 +56,49 @@ static void view_free(voxa__pview *v) {
     memset(v, 0, sizeof *v);
 }
 
-/* Element i of a row as double / as int64 label (<= 0: 0). */
-static double get_v(const voxa_array *a, const char *p, int64_t i) {
-    p += i * a->strides[a->ndim - 1];
+/* A row of n elements (inner stride of a) as double / as labels (int64,
+ * <= 0: 0): one dtype switch per row, not per voxel. */
+#define ROW(T, conv)                                                           \
+    for (int64_t i = 0; i < n; i++) dst[i] = conv(*(const T *)(p + i * st));
+#define ID(x) (x)
+#define POS(x) ((x) > 0 ? (int64_t)(x) : 0)
+static void row_v(const voxa_array *a, const char *p, int64_t n, double *dst) {
+    int64_t st = a->strides[a->ndim - 1];
     switch (a->dtype) {
-    case VOXA_BOOL: case VOXA_U8: return *(const uint8_t *)p;
-    case VOXA_I8: return *(const int8_t *)p;
-    case VOXA_U16: return *(const uint16_t *)p;
-    case VOXA_I16: return *(const int16_t *)p;
-    case VOXA_U32: return *(const uint32_t *)p;
-    case VOXA_I32: return *(const int32_t *)p;
-    case VOXA_U64: return (double)*(const uint64_t *)p;
-    case VOXA_I64: return (double)*(const int64_t *)p;
-    case VOXA_F32: return *(const float *)p;
-    default: return *(const double *)p;
+    case VOXA_BOOL: case VOXA_U8: ROW(uint8_t, ID) break;
+    case VOXA_I8: ROW(int8_t, ID) break;
+    case VOXA_U16: ROW(uint16_t, ID) break;
+    case VOXA_I16: ROW(int16_t, ID) break;
+    case VOXA_U32: ROW(uint32_t, ID) break;
+    case VOXA_I32: ROW(int32_t, ID) break;
+    case VOXA_U64: ROW(uint64_t, (double)) break;
+    case VOXA_I64: ROW(int64_t, (double)) break;
+    case VOXA_F32: ROW(float, ID) break;
+    default: ROW(double, ID) break;
     }
 }
 
-static int64_t get_l(const voxa_array *a, const char *p, int64_t i) {
-    p += i * a->strides[a->ndim - 1];
-    int64_t v;
+static void row_l(const voxa_array *a, const char *p, int64_t n, int64_t *dst) {
+    int64_t st = a->strides[a->ndim - 1];
     switch (a->dtype) {
-    case VOXA_U8: v = *(const uint8_t *)p; break;
-    case VOXA_I8: v = *(const int8_t *)p; break;
-    case VOXA_U16: v = *(const uint16_t *)p; break;
-    case VOXA_I16: v = *(const int16_t *)p; break;
-    case VOXA_U32: v = *(const uint32_t *)p; break;
-    case VOXA_I32: v = *(const int32_t *)p; break;
-    case VOXA_U64: {
-        uint64_t u = *(const uint64_t *)p;
-        v = u > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)u;
+    case VOXA_U8: ROW(uint8_t, POS) break;
+    case VOXA_I8: ROW(int8_t, POS) break;
+    case VOXA_U16: ROW(uint16_t, POS) break;
+    case VOXA_I16: ROW(int16_t, POS) break;
+    case VOXA_U32: ROW(uint32_t, POS) break;
+    case VOXA_I32: ROW(int32_t, POS) break;
+    case VOXA_U64:
+        for (int64_t i = 0; i < n; i++) {
+            uint64_t u = *(const uint64_t *)(p + i * st);
+            dst[i] = u > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)u;
+        }
         break;
+    default: ROW(int64_t, POS) break;
     }
-    default: v = *(const int64_t *)p; break;
-    }
-    return v > 0 ? v : 0;
 }
+#undef ROW
+#undef ID
+#undef POS
 
 /* Fold plane z of a slab (img/lab views of the slab, plane index zi). */
 static void fold_plane(pstate *s, const voxa_array *img, const voxa_array *lab, int64_t zi,
@@ -100,40 +109,38 @@ static void fold_plane(pstate *s, const voxa_array *img, const voxa_array *lab, 
             const char *row = (const char *)img->data + (s->nd == 3 ? zi * img->strides[0] : 0) +
                               y * img->strides[s->nd - 2];
             double *m0 = s->mip[0].v + y * X, *m2 = s->nd == 3 ? s->mip[2].v + z * X : NULL;
-            double m1 = s->nd == 3 ? s->mip[1].v[y * Z + z] : 0;
+            double m1 = s->nd == 3 ? s->mip[1].v[y * Z + z] : 0, *rv = s->rowv;
+            row_v(img, row, X, rv);
             for (int64_t x = 0; x < X; x++) {
-                double v = get_v(img, row, x);
+                double v = rv[x];
                 if (v > m0[x] || m0[x] != m0[x]) m0[x] = v != v ? m0[x] : v;
                 if (m2 && (v > m2[x] || m2[x] != m2[x])) m2[x] = v != v ? m2[x] : v;
                 if (v > m1 || m1 != m1) m1 = v != v ? m1 : v;
             }
             if (s->nd == 3) {
                 s->mip[1].v[y * Z + z] = m1;
-                if (z == s->pz)
-                    for (int64_t x = 0; x < X; x++) s->slc[0].v[y * X + x] = get_v(img, row, x);
-                if (y == s->py)
-                    for (int64_t x = 0; x < X; x++) s->slc[2].v[z * X + x] = get_v(img, row, x);
-                s->slc[1].v[y * Z + z] = get_v(img, row, s->px);
+                if (z == s->pz) memcpy(s->slc[0].v + y * X, rv, (size_t)X * sizeof *rv);
+                if (y == s->py) memcpy(s->slc[2].v + z * X, rv, (size_t)X * sizeof *rv);
+                s->slc[1].v[y * Z + z] = rv[s->px];
             }
         }
         if (s->with_l) {
             const char *row = (const char *)lab->data + (s->nd == 3 ? zi * lab->strides[0] : 0) +
                               y * lab->strides[s->nd - 2];
             int64_t *m0 = s->mip[0].lab + y * X, *m2 = s->nd == 3 ? s->mip[2].lab + z * X : NULL;
-            int64_t m1 = s->nd == 3 ? s->mip[1].lab[y * Z + z] : 0;
+            int64_t m1 = s->nd == 3 ? s->mip[1].lab[y * Z + z] : 0, *rl = s->rowl;
+            row_l(lab, row, X, rl);
             for (int64_t x = 0; x < X; x++) {
-                int64_t l = get_l(lab, row, x);
+                int64_t l = rl[x];
                 if (l > m0[x]) m0[x] = l;
                 if (m2 && l > m2[x]) m2[x] = l;
                 if (l > m1) m1 = l;
             }
             if (s->nd == 3) {
                 s->mip[1].lab[y * Z + z] = m1;
-                if (z == s->pz)
-                    for (int64_t x = 0; x < X; x++) s->slc[0].lab[y * X + x] = get_l(lab, row, x);
-                if (y == s->py)
-                    for (int64_t x = 0; x < X; x++) s->slc[2].lab[z * X + x] = get_l(lab, row, x);
-                s->slc[1].lab[y * Z + z] = get_l(lab, row, s->px);
+                if (z == s->pz) memcpy(s->slc[0].lab + y * X, rl, (size_t)X * sizeof *rl);
+                if (y == s->py) memcpy(s->slc[2].lab + z * X, rl, (size_t)X * sizeof *rl);
+                s->slc[1].lab[y * Z + z] = rl[s->px];
             }
         }
     }
@@ -253,6 +260,9 @@ voxa_status voxa_preview(voxa_store *image, voxa_store *labels, const voxa_previ
         if (st == VOXA_OK) st = view_new(&s.slc[2], s.Z, s.X, s.with_v, s.with_l);
     }
     if (st != VOXA_OK) goto done;
+    s.rowv = voxa__malloc((size_t)s.X, sizeof(double));
+    s.rowl = voxa__malloc((size_t)s.X, sizeof(int64_t));
+    VOXA_GOTO_IF(!s.rowv || !s.rowl, VOXA_ENOMEM, "preview: no memory for a row");
     /* slabs of whole planes */
     int64_t plane = s.Y * s.X;
     int64_t bpv = (image ? (int64_t)voxa_dtype_size(it) : 0) +
@@ -308,6 +318,8 @@ done:
         view_free(&s.mip[i]);
         view_free(&s.slc[i]);
     }
+    voxa__free(s.rowv);
+    voxa__free(s.rowl);
     voxa_array_free(&ibuf);
     voxa_array_free(&lbuf);
     if (st != VOXA_OK) voxa_array_free(rgb);

@@ -40,7 +40,7 @@ static voxa_status view_new(voxa__pview *v, int64_t h, int64_t w, int with_v, in
         v->v = voxa__malloc(n, sizeof(double));
         VOXA_FAIL_IF(!v->v, VOXA_ENOMEM, "preview: no memory for a %lld x %lld view",
                      (long long)h, (long long)w);
-        for (size_t i = 0; i < n; i++) v->v[i] = NAN;
+        for (size_t i = 0; i < n; i++) v->v[i] = -INFINITY; /* below all */
     }
     if (with_l) {
         v->lab = voxa__calloc(n, sizeof(int64_t));
@@ -109,15 +109,21 @@ static void fold_plane(pstate *s, const voxa_array *img, const voxa_array *lab, 
             const char *row = (const char *)img->data + (s->nd == 3 ? zi * img->strides[0] : 0) +
                               y * img->strides[s->nd - 2];
             double *m0 = s->mip[0].v + y * X, *m2 = s->nd == 3 ? s->mip[2].v + z * X : NULL;
-            double m1 = s->nd == 3 ? s->mip[1].v[y * Z + z] : 0, *rv = s->rowv;
+            double *rv = s->rowv;
             row_v(img, row, X, rv);
-            for (int64_t x = 0; x < X; x++) {
-                double v = rv[x];
-                if (v > m0[x] || m0[x] != m0[x]) m0[x] = v != v ? m0[x] : v;
-                if (m2 && (v > m2[x] || m2[x] != m2[x])) m2[x] = v != v ? m2[x] : v;
-                if (v > m1 || m1 != m1) m1 = v != v ? m1 : v;
-            }
+            /* "v > m ? v : m" skips NaN (views start at -inf) and vectorises */
+            for (int64_t x = 0; x < X; x++) m0[x] = rv[x] > m0[x] ? rv[x] : m0[x];
+            if (m2)
+                for (int64_t x = 0; x < X; x++) m2[x] = rv[x] > m2[x] ? rv[x] : m2[x];
             if (s->nd == 3) {
+                /* the row's maximum, four chains in flight */
+                double a[4] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY};
+                int64_t x = 0;
+                for (; x + 4 <= X; x += 4)
+                    for (int k = 0; k < 4; k++) a[k] = rv[x + k] > a[k] ? rv[x + k] : a[k];
+                for (; x < X; x++) a[0] = rv[x] > a[0] ? rv[x] : a[0];
+                double m1 = s->mip[1].v[y * Z + z];
+                for (int k = 0; k < 4; k++) m1 = a[k] > m1 ? a[k] : m1;
                 s->mip[1].v[y * Z + z] = m1;
                 if (z == s->pz) memcpy(s->slc[0].v + y * X, rv, (size_t)X * sizeof *rv);
                 if (y == s->py) memcpy(s->slc[2].v + z * X, rv, (size_t)X * sizeof *rv);
@@ -130,12 +136,10 @@ static void fold_plane(pstate *s, const voxa_array *img, const voxa_array *lab, 
             int64_t *m0 = s->mip[0].lab + y * X, *m2 = s->nd == 3 ? s->mip[2].lab + z * X : NULL;
             int64_t m1 = s->nd == 3 ? s->mip[1].lab[y * Z + z] : 0, *rl = s->rowl;
             row_l(lab, row, X, rl);
-            for (int64_t x = 0; x < X; x++) {
-                int64_t l = rl[x];
-                if (l > m0[x]) m0[x] = l;
-                if (m2 && l > m2[x]) m2[x] = l;
-                if (l > m1) m1 = l;
-            }
+            for (int64_t x = 0; x < X; x++) m0[x] = rl[x] > m0[x] ? rl[x] : m0[x];
+            if (m2)
+                for (int64_t x = 0; x < X; x++) m2[x] = rl[x] > m2[x] ? rl[x] : m2[x];
+            for (int64_t x = 0; x < X; x++) m1 = rl[x] > m1 ? rl[x] : m1;
             if (s->nd == 3) {
                 s->mip[1].lab[y * Z + z] = m1;
                 if (z == s->pz) memcpy(s->slc[0].lab + y * X, rl, (size_t)X * sizeof *rl);

@@ -5,7 +5,8 @@
 #include "internal.h"
 #include "voxa/preview.h"
 
-/* One 2-D view: h x w values (NaN: no value) and labels (0: none), or NULL. */
+/* One 2-D view: h x w values (-inf or NaN: no value) and labels (0: none);
+ * either array may be NULL. */
 typedef struct voxa__pview {
     int64_t h, w;
     double *v;

@@ -44,6 +44,7 @@ test-python: build
 	PYTHONPATH=$(abspath python) VOXA_CLI=$(abspath $(BUILD)/voxa) $(VPY) -m pytest -q tests/python
 
 test: test-c test-asan test-python
+	python3 tools/check_layers.py
 
 demo: build
 	PYTHONPATH=$(abspath python) VOXA_CLI=$(abspath $(BUILD)/voxa) $(VPY) tools/demo.py

@@ -3,7 +3,9 @@
 voxa vs scipy.ndimage side by side in one process: scipy.binary_opening where
 it finishes (small volume), scipy's exact distance-transform routes and the
 FFT-threshold workaround, at full size (400,401,401) once. 2 threads.
-Run: python bench/bench_morph.py  (peak RSS per call: see bench/common.py)."""
+Also binary_fill_holes on hollow blobs (200,201,201) against scipy.
+Run: python bench/bench_morph.py  (peak RSS per call: see bench/common.py);
+python bench/bench_morph.py fill-holes runs the fill-holes case alone."""
 import os
 import sys
 import time
@@ -56,8 +58,37 @@ def fft_open(a, b):
     return fftconvolve(er.astype(np.float32), bf, mode="same") > 0.5
 
 
+def hollow_blobs(shape):
+    """Blobs made hollow (a 2-voxel shell, so each blob holds a hole), plus
+    small cavities inside the shells' complement: a mask with many holes."""
+    b = blobs(shape)
+    shell = b & ~voxa.binary_erosion(b, ball=2)
+    rng = np.random.default_rng(3)
+    return shell | (b & (rng.random(shape, dtype=np.float32) < 0.3))
+
+
+def fill_holes_case(shape):
+    """binary_fill_holes vs scipy (connectivity 1 and the full 3^3 box)."""
+    a = hollow_blobs(shape)
+    holes = voxa.binary_fill_holes(a).sum() - a.sum()
+    head = (f"fill holes {shape}: {100 * a.mean():.1f} % foreground, {holes} hole voxels "
+            f"({100 * holes / a.size:.1f} %)\n")
+    tables = [head]
+    for name, s in (("connectivity 1", None), ("full box", np.ones((3, 3, 3), bool))):
+        mv = measure(lambda: voxa.binary_fill_holes(a, s), repeats=5)
+        ms = measure(lambda: ndi.binary_fill_holes(a, s), repeats=1, warmup=0)
+        assert np.array_equal(mv["result"], ms["result"])
+        tables.append(table(f"binary_fill_holes {shape}, {name}",
+                            [("voxa", mv, "depth-first search over background runs"),
+                             ("scipy.ndimage.binary_fill_holes", ms, "exact: equal")], "voxa"))
+    return "\n".join(tables)
+
+
 def main():
     out = [f"## W4 binary opening, exact EDT ({THREADS} threads)", "", f"machine: {machine()}", ""]
+    if sys.argv[1:] == ["fill-holes"]:  # this case alone
+        print("\n".join(out + [fill_holes_case((200, 201, 201))]))
+        return
     t0 = time.time()
     # --- small volume: scipy.binary_opening finishes ---------------------------------
     small = blobs((60, 61, 61))
@@ -128,6 +159,7 @@ def main():
     out.append(table("opening (200,201,201) ball R=17 vs FFT threshold",
                      [("voxa", mvq, ""), ("FFT threshold (fftconvolve float32)", mf,
                       "equal" if np.array_equal(mf["result"], mvq["result"]) else "NOT equal")], "voxa"))
+    out.append(fill_holes_case((200, 201, 201)))
     out.append(f"total benchmark wall time {time.time() - t0:.0f} s\n")
     print("\n".join(out))
 

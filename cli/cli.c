@@ -73,16 +73,6 @@ int cli_parse(int argc, char **argv, const cli_option *opts, int nopts,
     return CLI_OK;
 }
 
-bool cli_parse_double(const char *s, double *out) {
-    if (!s || !*s) return false;
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (*end || errno == ERANGE || !isfinite(v)) return false;
-    *out = v;
-    return true;
-}
-
 bool cli_parse_int(const char *s, long *out) {
     if (!s || !*s) return false;
     char *end;
@@ -138,8 +128,29 @@ int cli_progress(int64_t done, int64_t total, void *user) {
     return 1;
 }
 
-const char *cli_ext(const char *path) {
-    const char *dot = strrchr(path, '.');
-    const char *slash = strrchr(path, '/');
-    return dot && (!slash || dot > slash) ? dot : "";
+bool cli_parse_size(const char *s, int64_t *out) {
+    if (!s || !*s) return false;
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    double scale = 1;
+    switch (*end) {
+    case 'k': case 'K': scale = 1024.0; end++; break;
+    case 'm': case 'M': scale = 1048576.0; end++; break;
+    case 'g': case 'G': scale = 1073741824.0; end++; break;
+    case 't': case 'T': scale = 1099511627776.0; end++; break;
+    }
+    if (*end == 'B' || *end == 'b') end++;
+    if (*end || errno == ERANGE || !(v > 0) || v * scale > 9.0e18) return false;
+    *out = (int64_t)(v * scale);
+    return *out > 0;
+}
+
+voxa_array cli_store_meta(const voxa_store *s) {
+    static char dummy; /* a metadata view: checks read dtype, ndim and shape only */
+    voxa_array a;
+    memset(&a, 0, sizeof a);
+    voxa_store_info(s, &a.dtype, &a.ndim, a.shape);
+    a.data = &dummy;
+    return a;
 }

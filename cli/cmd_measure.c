@@ -31,21 +31,6 @@ const char voxa_cmd_measure_help[] =
     "                      default 64M); the table is O(objects) on top\n"
     "Prints the number of objects. Exit 0 ok, 1 failure, 2 usage error.\n";
 
-/* "512M" -> bytes; false for junk or a value <= 0. */
-static bool parse_bytes(const char *s, int64_t *out) {
-    char *end;
-    double v = strtod(s, &end);
-    double mul = 1;
-    if (end == s) return false;
-    if (*end == 'K' || *end == 'k') mul = 1024.0, end++;
-    else if (*end == 'M' || *end == 'm') mul = 1048576.0, end++;
-    else if (*end == 'G' || *end == 'g') mul = 1073741824.0, end++;
-    if (*end == 'B' || *end == 'b') end++;
-    if (*end || !(v > 0) || v * mul > 9.0e18) return false;
-    *out = (int64_t)(v * mul);
-    return *out > 0;
-}
-
 int voxa_cmd_measure(int argc, char **argv) {
     const char *out_path = NULL, *int_path = NULL, *sp_s = NULL, *props = NULL, *mem_s = NULL;
     cli_option opts[] = {
@@ -73,7 +58,7 @@ int voxa_cmd_measure(int argc, char **argv) {
                                  sp_s);
     }
     int64_t mem = 0;
-    if (mem_s && !parse_bytes(mem_s, &mem))
+    if (mem_s && !cli_parse_size(mem_s, &mem))
         return cli_error("measure", CLI_USAGE,
                          "--mem-limit needs a positive size (e.g. 512M), got '%s'", mem_s);
 

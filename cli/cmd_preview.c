@@ -27,19 +27,6 @@ const char voxa_cmd_preview_help[] =
     "                      default 64M)\n"
     "Exit 0 ok, 1 failure, 2 usage error.\n";
 
-static bool parse_bytes(const char *s, int64_t *out) {
-    char *end;
-    double v = strtod(s, &end), mul = 1;
-    if (end == s) return false;
-    if (*end == 'K' || *end == 'k') mul = 1024.0, end++;
-    else if (*end == 'M' || *end == 'm') mul = 1048576.0, end++;
-    else if (*end == 'G' || *end == 'g') mul = 1073741824.0, end++;
-    if (*end == 'B' || *end == 'b') end++;
-    if (*end || !(v > 0) || v * mul > 9.0e18) return false;
-    *out = (int64_t)(v * mul);
-    return *out > 0;
-}
-
 int voxa_cmd_preview(int argc, char **argv) {
     const char *out_path = NULL, *lab_path = NULL, *sp_s = NULL, *pt_s = NULL, *pc_s = NULL,
                *mem_s = NULL;
@@ -54,7 +41,8 @@ int voxa_cmd_preview(int argc, char **argv) {
     if (npos != 1 && !(npos == 0 && lab_path))
         return cli_error("preview", CLI_USAGE, "expected one input file (see voxa help preview)");
     if (!out_path) return cli_error("preview", CLI_USAGE, "missing -o OUT.png (see voxa help preview)");
-    if (strcmp(cli_ext(out_path), ".png") != 0)
+    size_t olen = strlen(out_path);
+    if (olen < 4 || strcmp(out_path + olen - 4, ".png") != 0)
         return cli_error("preview", CLI_USAGE, "-o must name a .png file, got '%s'", out_path);
     voxa_preview_options o = {0};
     double sp[VOXA_MAXDIM], pc[2];
@@ -72,7 +60,7 @@ int voxa_cmd_preview(int argc, char **argv) {
         o.lo_pct = pc[0];
         o.hi_pct = pc[1];
     }
-    if (mem_s && !parse_bytes(mem_s, &o.mem_limit))
+    if (mem_s && !cli_parse_size(mem_s, &o.mem_limit))
         return cli_error("preview", CLI_USAGE,
                          "--mem-limit needs a positive size (e.g. 512M), got '%s'", mem_s);
 

@@ -101,6 +101,34 @@ VOXA_API voxa_status voxa_morph_describe(const voxa_morph_element *se, int ndim,
 VOXA_API voxa_status voxa_morph_halo(const voxa_morph_element *se, int ndim, voxa_morph_op op,
                                      int iterations, int64_t *halo);
 
+/** Fill the holes of a binary image, exactly as scipy.ndimage.binary_fill_holes:
+ *  out = 1 on the foreground and on every background voxel from which no
+ *  chain of structure steps through background voxels leaves the volume;
+ *  0 elsewhere. One search from the volume's edge over runs of
+ *  background along the last axis: O(N x rows of the structure).
+ *
+ *  in:        any dtype (non-zero = foreground; NaN is, -0.0 is not), any
+ *             strides, ndim 1..8. May alias `out`.
+ *  structure: NULL, or an array of any dtype (non-zero = true), the input's
+ *             ndim, any size >= 1 per axis, not necessarily centrosymmetric
+ *             (as scipy: a step goes from x to x + c + origin - j for each
+ *             true element j, c = shape // 2).
+ *  connectivity: used when structure is NULL: 1..ndim, meaning
+ *             generate_binary_structure(ndim, connectivity).
+ *  origin:    NULL (zeros) or ndim shifts, each in -(s/2)..(s-1)/2 for a
+ *             structure of size s on that axis (3 without a structure).
+ *  out:       same shape, any dtype (receives 0/1), any strides.
+ *  Threads: reading and writing run on voxa_get_threads() threads, the
+ *  search on one; results are identical for every count.
+ *  Memory: prod(n_d + 2 r_d) bytes (r_d the structure's reach on axis d, 1
+ *  for 3^ndim structures) plus 16 bytes per pending background run (the
+ *  search stack). Nothing is kept after the call.
+ *  Errors: EINVAL (NULL or mismatched arrays, 0-D input, structure rank or
+ *  empty structure, connectivity or origin out of range: the message names
+ *  it), ENOMEM. */
+VOXA_API voxa_status voxa_fill_holes(const voxa_array *in, const voxa_array *structure,
+                                     int connectivity, const int64_t *origin, voxa_array *out);
+
 #ifdef __cplusplus
 }
 #endif

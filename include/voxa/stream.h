@@ -82,6 +82,40 @@ VOXA_API voxa_status voxa_stream_plan_text(const voxa_stream_plan *p, char *buf,
 VOXA_API voxa_status voxa_stream_run(const voxa_args *a, voxa_store *in, voxa_store *out,
                                      const voxa_stream_options *o, int64_t *count);
 
+/* ---- labelling by blocks: the steps, for schedulers (Dask) ---------------- */
+
+/** Structure flags (3^ndim bytes, C order) of a `label` op's arguments: its
+ *  `structure`, else generate_binary_structure(ndim, connectivity). */
+VOXA_API voxa_status voxa_label_structure(const voxa_args *a, int ndim, unsigned char *st);
+
+/** First voxel of every label of a block labelled alone (`ids`: int64,
+ *  C-contiguous, labels 1..n in the block's raster order, 0 background):
+ *  first[k] = raster index in the whole volume of shape `whole` of label
+ *  k+1's first voxel; the block starts at `origin`. */
+VOXA_API voxa_status voxa_label_first(const voxa_array *ids, int64_t n, const int64_t *origin,
+                                      const int64_t *whole, int64_t *first);
+
+/** Pairs of ids joined across a face. `ids`: int64 C-contiguous region of
+ *  global ids (0 background) holding two layers along `axis` (the last
+ *  layer of the lower block, then the first of the upper one) and, on the
+ *  other axes, the lower block's extent [own_lo, own_hi) grown by one voxel
+ *  where the volume allows; region_lo is the region's first voxel in the
+ *  block-independent coordinates used by own_lo/own_hi. Every voxel of the
+ *  lower layer inside [own_lo, own_hi) is joined to its neighbours in the
+ *  upper layer by the structure `st`. *pairs (malloc'ed, free() it) receives
+ *  *npairs rows (a, b) of ids, duplicates removed. */
+VOXA_API voxa_status voxa_label_face_pairs(const voxa_array *ids, int axis,
+                                           const int64_t *region_lo, const int64_t *own_lo,
+                                           const int64_t *own_hi, const unsigned char *st,
+                                           int64_t **pairs, int64_t *npairs);
+
+/** Number the components: ids 1..n with first voxels first[0..n-1], joined
+ *  by `npairs` pairs (a, b); final[k] (n entries) receives the scipy label
+ *  of id k+1: components numbered in raster order of their first voxel.
+ *  *ncomponents receives the count. Memory: 16 bytes per id. */
+VOXA_API voxa_status voxa_label_resolve(int64_t n, const int64_t *first, const int64_t *pairs,
+                                        int64_t npairs, int64_t *final, int64_t *ncomponents);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,5 +1,6 @@
-/* Buffer-protocol conversion: no NumPy C API, so the extension builds
- * against any NumPy and works with every PEP 3118 exporter. */
+/* Buffer-protocol conversion (no NumPy C API, so the extension builds
+ * against any NumPy and works with every PEP 3118 exporter), the one cleanup
+ * of what a call acquired, status -> exception, and the progress bridge. */
 #include "common.h"
 
 #include <string.h>
@@ -27,48 +28,92 @@ static int format_dtype(const char *fmt, Py_ssize_t itemsize, voxa_dtype *t) {
     return 0;
 }
 
-int vx_get_array(PyObject *obj, int writable, const char *argname, Py_buffer *view,
-                 voxa_array *arr) {
-    int flags = PyBUF_RECORDS_RO | PyBUF_FORMAT;
-    if (writable) flags |= PyBUF_WRITABLE;
-    if (PyObject_GetBuffer(obj, view, flags) < 0) return -1;
+void vx_release(vx_bufs *b) {
+    for (int i = 0; i < b->nbuf; i++) PyBuffer_Release(&b->buf[i]);
+    for (int i = 0; i < b->nref; i++) Py_DECREF(b->ref[i]);
+    b->nbuf = b->nref = 0;
+}
+
+/* The next free Py_buffer of b, filled by PyObject_GetBuffer, or NULL. */
+static Py_buffer *acquire(vx_bufs *b, PyObject *obj, int flags, const char *argname) {
+    if (b->nbuf == VX_MAXBUFS) {
+        PyErr_Format(PyExc_RuntimeError, "%s: too many buffers in one call", argname);
+        return NULL;
+    }
+    Py_buffer *v = &b->buf[b->nbuf];
+    memset(v, 0, sizeof *v);
+    if (PyObject_GetBuffer(obj, v, flags) < 0) return NULL;
+    b->nbuf++;
+    return v;
+}
+
+int vx_array(vx_bufs *b, PyObject *obj, int writable, const char *argname, voxa_array *arr) {
+    Py_buffer *v = acquire(b, obj, PyBUF_RECORDS_RO | PyBUF_FORMAT |
+                                       (writable ? PyBUF_WRITABLE : 0), argname);
+    if (!v) return -1;
     voxa_dtype t;
-    if (format_dtype(view->format, view->itemsize, &t) < 0) {
+    if (format_dtype(v->format, v->itemsize, &t) < 0) {
         PyErr_Format(PyExc_TypeError, "%s: unsupported element type '%s'", argname,
-                     view->format ? view->format : "B");
-        PyBuffer_Release(view);
+                     v->format ? v->format : "B");
         return -1;
     }
-    if (view->ndim > VOXA_MAXDIM) {
+    if (v->ndim > VOXA_MAXDIM) {
         PyErr_Format(PyExc_ValueError, "%s: %d dimensions, at most %d supported", argname,
-                     view->ndim, VOXA_MAXDIM);
-        PyBuffer_Release(view);
+                     v->ndim, VOXA_MAXDIM);
         return -1;
     }
     memset(arr, 0, sizeof *arr);
-    arr->data = view->buf;
+    arr->data = v->buf;
     arr->dtype = t;
-    arr->ndim = view->ndim;
-    for (int d = 0; d < view->ndim; d++) {
-        arr->shape[d] = view->shape[d];
-        arr->strides[d] = view->strides[d];
+    arr->ndim = v->ndim;
+    for (int d = 0; d < v->ndim; d++) {
+        arr->shape[d] = v->shape[d];
+        arr->strides[d] = v->strides[d];
     }
     return 0;
 }
 
-int vx_get_doubles(PyObject *obj, const char *argname, Py_buffer *view,
-                   const double **data, Py_ssize_t *n) {
-    if (PyObject_GetBuffer(obj, view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return -1;
-    const char *f = view->format ? view->format : "B";
+int vx_doubles(vx_bufs *b, PyObject *obj, const char *argname, const double **data,
+               Py_ssize_t *n) {
+    Py_buffer *v = acquire(b, obj, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT, argname);
+    if (!v) return -1;
+    const char *f = v->format ? v->format : "B";
     if (*f == '<' || *f == '=' || *f == '@') f++;
     if (strcmp(f, "d") != 0) {
         PyErr_Format(PyExc_TypeError, "%s: expected float64 values", argname);
-        PyBuffer_Release(view);
         return -1;
     }
-    *data = view->buf;
-    *n = view->len / (Py_ssize_t)sizeof(double);
+    *data = v->buf;
+    *n = v->len / (Py_ssize_t)sizeof(double);
     return 0;
+}
+
+int vx_keep(vx_bufs *b, PyObject *owned) {
+    if (!owned) return -1;
+    if (b->nref == VX_MAXREFS) {
+        Py_DECREF(owned);
+        PyErr_SetString(PyExc_RuntimeError, "too many references in one call");
+        return -1;
+    }
+    b->ref[b->nref++] = owned;
+    return 0;
+}
+
+int vx_path(vx_bufs *b, PyObject *obj, const char **path) {
+    PyObject *bytes = NULL;
+    if (!PyUnicode_FSConverter(obj, &bytes) || vx_keep(b, bytes) < 0) return -1;
+    *path = PyBytes_AS_STRING(bytes);
+    return 0;
+}
+
+PyObject *vx_shape(int ndim, const int64_t *shape) {
+    PyObject *t = PyTuple_New(ndim);
+    for (int d = 0; t && d < ndim; d++) {
+        PyObject *x = PyLong_FromLongLong(shape[d]);
+        if (!x) Py_CLEAR(t);
+        else PyTuple_SET_ITEM(t, d, x);
+    }
+    return t;
 }
 
 PyObject *vx_raise(voxa_status s) {
@@ -84,4 +129,28 @@ PyObject *vx_raise(voxa_status s) {
     const char *msg = voxa_last_error();
     PyErr_SetString(type, *msg ? msg : voxa_status_name(s));
     return NULL;
+}
+
+static int progress_cb(int64_t done, int64_t total, void *user) {
+    vx_progress *pp = user;
+    PyGILState_STATE gs = PyGILState_Ensure();
+    int go = 1;
+    if (pp->failed || PyErr_CheckSignals() < 0) {
+        go = 0;
+    } else if (pp->fn && pp->fn != Py_None) {
+        PyObject *r = PyObject_CallFunction(pp->fn, "LL", (long long)done, (long long)total);
+        if (!r) go = 0;
+        else {
+            if (r != Py_None && !PyObject_IsTrue(r)) go = 0;
+            Py_DECREF(r);
+        }
+    }
+    if (!go && PyErr_Occurred()) pp->failed = 1;
+    PyGILState_Release(gs);
+    return go;
+}
+
+voxa_progress vx_progress_bridge(vx_progress *pp) {
+    voxa_progress p = {progress_cb, pp};
+    return p;
 }

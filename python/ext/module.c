@@ -1,10 +1,46 @@
-/* The voxa._voxa module: its method table comes from methods.h. */
+/* The voxa._voxa module. Ops are reached through the generic functions
+ * (run_op and friends, py_op.c; the registry as data, py_registry.c), so
+ * adding an op adds nothing here; the other functions are not ops (I/O,
+ * threads, FFTW plans and wisdom, element arrays). */
 #include "common.h"
 
+#define VX_METHODS(X)                                                                            \
+    X(run_op, "run_op(name, input, output, progress=None, **params) -> count or None: run an "  \
+              "op of the registry on input (None for ops without one) into output")              \
+    X(ops, "ops() -> list of dicts: every op with its summary, parameters (type, default, "     \
+           "help, choices, flags) and flags")                                                   \
+    X(op_halo, "op_halo(name, ndim, **params) -> (lo, hi): input voxels an output region "       \
+               "needs per axis")                                                                 \
+    X(op_output, "op_output(name, input, **params) -> (dtype name, shape) of the output")       \
+    X(op_describe, "op_describe(name, input, **params) -> the algorithm chosen, or None")       \
+    X(write, "write(path, array): write .npy or TIFF atomically")                              \
+    X(set_threads, "set_threads(n): number of worker threads (0 = default)")                   \
+    X(get_threads, "get_threads() -> n")                                                         \
+    X(version, "version() -> str")                                                               \
+    X(tiff_write, "tiff_write(path, array, compression=0, level=0, bigtiff_above=0)")           \
+    X(csv_parse, "csv_parse(data) -> (names, float64 bytearray, nrows)")                        \
+    X(csv_read, "csv_read(path) -> (names, float64 bytearray, nrows)")                          \
+    X(read_array, "read_array(path) -> (buffer owning the data, dtype name, shape, fortran)")   \
+    X(psf_gaussian, "psf_gaussian(out, sigma): normalised Gaussian PSF centred at shape//2")    \
+    X(rl_fft_floor, "rl_fft_floor(shape, reps=3, measure=False) -> list of seconds for "        \
+                    "r2c,c2r,r2c,c2r (benchmark hook)")                                         \
+    X(deconv_wisdom, "deconv_wisdom(path, save=False): load or save FFTW wisdom (measured "     \
+                     "plans)")                                                                   \
+    X(morph_element, "morph_element(ndim, kind, radius, spacing, box, connectivity) -> "        \
+                     "(bytearray, shape)")                                                       \
+    X(measure, "measure(labels, intensity=None, spacing=None) -> (n, label, num_pixels, area, " \
+               "centroid, bbox, mean, min, max, sum, centroid_weighted) as bytes")              \
+    X(preview, "preview(image, labels, spacing=None, point=None, lo_pct=0, hi_pct=0, "         \
+               "mem_limit=0) -> (rgb bytes, height, width)")                                    \
+    X(png_write, "png_write(path, image): uint8 (h, w) or (h, w, 3) as PNG, atomically")
+
+#define VX_DECLARE(name, doc) PyObject *vx_py_##name(PyObject *, PyObject *, PyObject *);
+VX_METHODS(VX_DECLARE)
+
 static PyMethodDef methods[] = {
-#define VX_METHOD(name, doc) {#name, (PyCFunction)(void (*)(void))vx_py_##name, METH_VARARGS | METH_KEYWORDS, doc},
-#include "methods.h"
-#undef VX_METHOD
+#define VX_ENTRY(name, doc) \
+    {#name, (PyCFunction)(void (*)(void))vx_py_##name, METH_VARARGS | METH_KEYWORDS, doc},
+    VX_METHODS(VX_ENTRY)
     {NULL, NULL, 0, NULL},
 };
 

@@ -1,7 +1,6 @@
 /* Core bindings: threads, version, writing arrays (reading: py_io.c). */
 #include "common.h"
 
-
 PyObject *vx_py_set_threads(PyObject *self, PyObject *args, PyObject *kw) {
     static char *kwlist[] = {"n", NULL};
     int n;
@@ -20,22 +19,18 @@ PyObject *vx_py_version(PyObject *self, PyObject *args, PyObject *kw) {
 
 PyObject *vx_py_write(PyObject *self, PyObject *args, PyObject *kw) {
     static char *kwlist[] = {"path", "array", NULL};
-    PyObject *path_obj, *arr_obj;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&O", kwlist, PyUnicode_FSConverter, &path_obj,
-                                     &arr_obj))
-        return NULL;
-    Py_buffer view;
+    PyObject *path_o, *arr_o;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO", kwlist, &path_o, &arr_o)) return NULL;
+    vx_bufs b = {0};
+    const char *path;
     voxa_array a;
-    if (vx_get_array(arr_obj, 0, "array", &view, &a) < 0) {
-        Py_DECREF(path_obj);
-        return NULL;
+    voxa_status s = VOXA_OK;
+    if (vx_path(&b, path_o, &path) == 0 && vx_array(&b, arr_o, 0, "array", &a) == 0) {
+        Py_BEGIN_ALLOW_THREADS
+        s = voxa_write(path, &a);
+        Py_END_ALLOW_THREADS
+        if (s != VOXA_OK) vx_raise(s);
     }
-    voxa_status s;
-    Py_BEGIN_ALLOW_THREADS
-    s = voxa_write(PyBytes_AS_STRING(path_obj), &a);
-    Py_END_ALLOW_THREADS
-    PyBuffer_Release(&view);
-    Py_DECREF(path_obj);
-    if (s != VOXA_OK) return vx_raise(s);
-    Py_RETURN_NONE;
+    vx_release(&b);
+    return PyErr_Occurred() ? NULL : Py_NewRef(Py_None);
 }

@@ -1,5 +1,6 @@
-/* Deconvolution bindings: Richardson–Lucy, Gaussian PSF, and a timing hook
- * for the benchmark's floor (four bare FFTW r2c/c2r transforms). */
+/* Deconvolution helpers that are not ops (Richardson–Lucy itself runs
+ * through run_op): FFTW wisdom, the Gaussian PSF, and a timing hook for the
+ * benchmark's floor (four bare FFTW r2c/c2r transforms). */
 #include "common.h"
 
 #include <fftw3.h>
@@ -8,86 +9,6 @@
 /* The library's FFTW planner lock (internal symbol of the static library). */
 void voxa__fftw_lock(void);
 void voxa__fftw_unlock(void);
-
-/* Progress from the library thread: take the GIL, call the Python callable
- * (if any) and check for Ctrl-C; an exception or a False result cancels. */
-typedef struct pyprog {
-    PyObject *fn;
-    int failed;
-} pyprog;
-
-static int py_progress(int64_t done, int64_t total, void *user) {
-    pyprog *pp = user;
-    PyGILState_STATE gs = PyGILState_Ensure();
-    int go = 1;
-    if (PyErr_CheckSignals() < 0) {
-        go = 0;
-    } else if (pp->fn && pp->fn != Py_None) {
-        PyObject *r = PyObject_CallFunction(pp->fn, "LL", (long long)done, (long long)total);
-        if (!r) go = 0;
-        else {
-            if (r != Py_None && !PyObject_IsTrue(r)) go = 0;
-            Py_DECREF(r);
-        }
-    }
-    if (!go && PyErr_Occurred()) pp->failed = 1;
-    PyGILState_Release(gs);
-    return go;
-}
-
-/* deconv_rl(image, psf, out, boundary, num_iter, clip, filter_epsilon,
- *           accelerate, progress) -> None; `out` is written. */
-PyObject *vx_py_deconv_rl(PyObject *self, PyObject *args, PyObject *kw) {
-    static char *kwlist[] = {"image", "psf", "out", "boundary", "num_iter", "clip",
-                             "filter_epsilon", "accelerate", "progress", "measure", NULL};
-    PyObject *img_o, *psf_o, *out_o, *prog_o = Py_None;
-    const char *bname = "free";
-    int iters = 20, clip = 0, accel = 0, measure = 0;
-    double fe = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOO|sipdpOp", kwlist, &img_o, &psf_o, &out_o,
-                                     &bname, &iters, &clip, &fe, &accel, &prog_o, &measure))
-        return NULL;
-    voxa_rl_boundary b;
-    voxa_status s = voxa_rl_boundary_from_name(bname, &b);
-    if (s != VOXA_OK) return vx_raise(s);
-    Py_buffer vi, vp, vo;
-    voxa_array ai, ap, ao;
-    if (vx_get_array(img_o, 0, "image", &vi, &ai) < 0) return NULL;
-    if (vx_get_array(psf_o, 0, "psf", &vp, &ap) < 0) {
-        PyBuffer_Release(&vi);
-        return NULL;
-    }
-    if (vx_get_array(out_o, 1, "out", &vo, &ao) < 0) {
-        PyBuffer_Release(&vi);
-        PyBuffer_Release(&vp);
-        return NULL;
-    }
-    voxa_rl_options o;
-    voxa_rl_options_init(&o);
-    o.iterations = iters;
-    o.clip = clip;
-    o.filter_epsilon = fe;
-    o.accelerate = accel;
-    pyprog pp = {prog_o, 0};
-    o.progress.fn = py_progress;
-    o.progress.user = &pp;
-    Py_BEGIN_ALLOW_THREADS
-    voxa_rl_plan *plan = NULL;
-    if (ai.ndim < 1 || ai.ndim > 3) {
-        s = voxa_deconv_rl(&ai, &ap, &ao, b, &o); /* reports the ndim error */
-    } else {
-        s = voxa_rl_plan_new(&plan, ai.ndim, ai.shape, &ap, b, measure ? VOXA_RL_MEASURE : 0);
-        if (s == VOXA_OK) s = voxa_rl_plan_execute(plan, &ai, &ao, &o);
-        voxa_rl_plan_free(plan);
-    }
-    Py_END_ALLOW_THREADS
-    PyBuffer_Release(&vi);
-    PyBuffer_Release(&vp);
-    PyBuffer_Release(&vo);
-    if (pp.failed) return NULL; /* the callback's own exception */
-    if (s != VOXA_OK) return vx_raise(s);
-    Py_RETURN_NONE;
-}
 
 /* deconv_wisdom(path, save=False): load (or save) FFTW wisdom. */
 PyObject *vx_py_deconv_wisdom(PyObject *self, PyObject *args, PyObject *kw) {
@@ -112,28 +33,23 @@ PyObject *vx_py_psf_gaussian(PyObject *self, PyObject *args, PyObject *kw) {
     static char *kwlist[] = {"out", "sigma", NULL};
     PyObject *out_o, *sig_o;
     if (!PyArg_ParseTupleAndKeywords(args, kw, "OO", kwlist, &out_o, &sig_o)) return NULL;
-    Py_buffer vo, vs;
+    vx_bufs b = {0};
     voxa_array ao;
     const double *sig;
     Py_ssize_t ns;
-    if (vx_get_array(out_o, 1, "out", &vo, &ao) < 0) return NULL;
-    if (vx_get_doubles(sig_o, "sigma", &vs, &sig, &ns) < 0) {
-        PyBuffer_Release(&vo);
-        return NULL;
+    if (vx_array(&b, out_o, 1, "out", &ao) == 0 && vx_doubles(&b, sig_o, "sigma", &sig, &ns) == 0) {
+        voxa_status s = VOXA_OK;
+        if (ns != ao.ndim)
+            PyErr_Format(PyExc_ValueError, "sigma: %zd values for %d axes", ns, ao.ndim);
+        else {
+            Py_BEGIN_ALLOW_THREADS
+            s = voxa_psf_gaussian(&ao, sig);
+            Py_END_ALLOW_THREADS
+        }
+        if (s != VOXA_OK) vx_raise(s);
     }
-    voxa_status s = VOXA_OK;
-    if (ns != ao.ndim) {
-        PyBuffer_Release(&vo);
-        PyBuffer_Release(&vs);
-        return PyErr_Format(PyExc_ValueError, "sigma: %zd values for %d axes", ns, ao.ndim);
-    }
-    Py_BEGIN_ALLOW_THREADS
-    s = voxa_psf_gaussian(&ao, sig);
-    Py_END_ALLOW_THREADS
-    PyBuffer_Release(&vo);
-    PyBuffer_Release(&vs);
-    if (s != VOXA_OK) return vx_raise(s);
-    Py_RETURN_NONE;
+    vx_release(&b);
+    return PyErr_Occurred() ? NULL : Py_NewRef(Py_None);
 }
 
 /* rl_fft_floor(shape, reps, measure) -> list of seconds per (r2c, c2r, r2c, c2r):

@@ -7,27 +7,25 @@
 /* tiff_write(path, array, compression=0, level=0, bigtiff_above=0) */
 PyObject *vx_py_tiff_write(PyObject *self, PyObject *args, PyObject *kw) {
     static char *kwlist[] = {"path", "array", "compression", "level", "bigtiff_above", NULL};
-    PyObject *path_obj, *arr_obj;
+    PyObject *path_o, *arr_o;
     int compression = 0, level = 0;
     long long above = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&O|iiL", kwlist, PyUnicode_FSConverter,
-                                     &path_obj, &arr_obj, &compression, &level, &above))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|iiL", kwlist, &path_o, &arr_o, &compression,
+                                     &level, &above))
         return NULL;
-    Py_buffer view;
+    vx_bufs b = {0};
+    const char *path;
     voxa_array a;
-    if (vx_get_array(arr_obj, 0, "array", &view, &a) < 0) {
-        Py_DECREF(path_obj);
-        return NULL;
-    }
     voxa_tiff_options o = {(voxa_tiff_compression)compression, level, (int64_t)above};
-    voxa_status s;
-    Py_BEGIN_ALLOW_THREADS
-    s = voxa_tiff_write_opts(PyBytes_AS_STRING(path_obj), &a, &o);
-    Py_END_ALLOW_THREADS
-    PyBuffer_Release(&view);
-    Py_DECREF(path_obj);
-    if (s != VOXA_OK) return vx_raise(s);
-    Py_RETURN_NONE;
+    if (vx_path(&b, path_o, &path) == 0 && vx_array(&b, arr_o, 0, "array", &a) == 0) {
+        voxa_status s;
+        Py_BEGIN_ALLOW_THREADS
+        s = voxa_tiff_write_opts(path, &a, &o);
+        Py_END_ALLOW_THREADS
+        if (s != VOXA_OK) vx_raise(s);
+    }
+    vx_release(&b);
+    return PyErr_Occurred() ? NULL : Py_NewRef(Py_None);
 }
 
 /* (names list, float64 values as a bytearray, nrows) from a parsed table. */
@@ -64,25 +62,34 @@ PyObject *vx_py_csv_parse(PyObject *self, PyObject *args, PyObject *kw) {
     Py_BEGIN_ALLOW_THREADS
     s = voxa_csv_parse(buf.buf, (size_t)buf.len, &t);
     Py_END_ALLOW_THREADS
-    PyBuffer_Release(&buf);
+    PyBuffer_Release(&buf); /* the one buffer, taken by the argument parser */
     if (s != VOXA_OK) return vx_raise(s);
     return table_result(&t);
 }
 
-/* csv_read(path) -> (names, values bytearray, nrows) */
-PyObject *vx_py_csv_read(PyObject *self, PyObject *args, PyObject *kw) {
+/* Parse the one argument, a path, and run fn(path, result) with the GIL
+ * released. Returns 0, or -1 with an exception. */
+typedef voxa_status (*reader)(const char *path, void *result);
+static voxa_status csv_reader(const char *path, void *t) { return voxa_csv_read(path, t); }
+static voxa_status array_reader(const char *path, void *a) { return voxa_read(path, a); }
+
+static int read_path(PyObject *args, PyObject *kw, reader fn, void *result) {
     static char *kwlist[] = {"path", NULL};
     PyObject *path_obj;
     if (!PyArg_ParseTupleAndKeywords(args, kw, "O&", kwlist, PyUnicode_FSConverter, &path_obj))
-        return NULL;
-    voxa_table t;
+        return -1;
     voxa_status s;
     Py_BEGIN_ALLOW_THREADS
-    s = voxa_csv_read(PyBytes_AS_STRING(path_obj), &t);
+    s = fn(PyBytes_AS_STRING(path_obj), result);
     Py_END_ALLOW_THREADS
     Py_DECREF(path_obj);
-    if (s != VOXA_OK) return vx_raise(s);
-    return table_result(&t);
+    return s == VOXA_OK ? 0 : (vx_raise(s), -1);
+}
+
+/* csv_read(path) -> (names, values bytearray, nrows) */
+PyObject *vx_py_csv_read(PyObject *self, PyObject *args, PyObject *kw) {
+    voxa_table t;
+    return read_path(args, kw, csv_reader, &t) < 0 ? NULL : table_result(&t);
 }
 
 /* ---- zero-copy read ---------------------------------------------------------
@@ -118,23 +125,9 @@ static PyTypeObject owned_type = {
 };
 
 PyObject *vx_py_read_array(PyObject *self, PyObject *args, PyObject *kw) {
-    static char *kwlist[] = {"path", NULL};
-    PyObject *path_obj;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&", kwlist, PyUnicode_FSConverter, &path_obj))
-        return NULL;
-    if (!owned_type.tp_flags || !(owned_type.tp_flags & Py_TPFLAGS_READY)) {
-        if (PyType_Ready(&owned_type) < 0) {
-            Py_DECREF(path_obj);
-            return NULL;
-        }
-    }
     voxa_array a;
-    voxa_status s;
-    Py_BEGIN_ALLOW_THREADS
-    s = voxa_read(PyBytes_AS_STRING(path_obj), &a);
-    Py_END_ALLOW_THREADS
-    Py_DECREF(path_obj);
-    if (s != VOXA_OK) return vx_raise(s);
+    if (!(owned_type.tp_flags & Py_TPFLAGS_READY) && PyType_Ready(&owned_type) < 0) return NULL;
+    if (read_path(args, kw, array_reader, &a) < 0) return NULL;
     vx_owned *o = PyObject_New(vx_owned, &owned_type);
     if (!o) {
         voxa_array_free(&a);
@@ -142,9 +135,7 @@ PyObject *vx_py_read_array(PyObject *self, PyObject *args, PyObject *kw) {
     }
     o->a = a;
     o->nbytes = (Py_ssize_t)(voxa_array_size(&a) * (int64_t)voxa_dtype_size(a.dtype));
-    PyObject *shape = PyTuple_New(a.ndim);
-    for (int d = 0; shape && d < a.ndim; d++)
-        PyTuple_SET_ITEM(shape, d, PyLong_FromLongLong(a.shape[d]));
+    PyObject *shape = vx_shape(a.ndim, a.shape);
     if (!shape) {
         Py_DECREF(o);
         return NULL;

@@ -7,22 +7,21 @@
  * voxa/preview.py checks the arguments. */
 #include "common.h"
 
-/* obj: None, a str path or a buffer -> a store (NULL for None). */
-static int get_store(PyObject *obj, const char *name, Py_buffer *view, int *have_view,
-                     voxa_array *arr, voxa_store **st) {
+/* obj: None, a path (str, bytes, os.PathLike) or a buffer -> a store
+ * (NULL for None); the buffer stays in b. */
+static int get_store(vx_bufs *b, PyObject *obj, const char *name, voxa_array *arr,
+                     voxa_store **st) {
     *st = NULL;
-    *have_view = 0;
     if (obj == Py_None) return 0;
     voxa_status s;
-    if (PyUnicode_Check(obj)) {
-        const char *path = PyUnicode_AsUTF8(obj);
-        if (!path) return -1;
+    if (PyUnicode_Check(obj) || PyBytes_Check(obj) || PyObject_HasAttrString(obj, "__fspath__")) {
+        const char *path;
+        if (vx_path(b, obj, &path) < 0) return -1;
         Py_BEGIN_ALLOW_THREADS
         s = voxa_store_open(path, st);
         Py_END_ALLOW_THREADS
     } else {
-        if (vx_get_array(obj, 0, name, view, arr) < 0) return -1;
-        *have_view = 1;
+        if (vx_array(b, obj, 0, name, arr) < 0) return -1;
         s = voxa_store_wrap(arr, st);
     }
     if (s != VOXA_OK) {
@@ -41,21 +40,19 @@ PyObject *vx_py_preview(PyObject *self, PyObject *args, PyObject *kw) {
     if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|OOddL", kwlist, &img_obj, &lab_obj, &sp_obj,
                                      &pt_obj, &lo, &hi, &mem))
         return NULL;
-    Py_buffer iv, lv, sv;
-    int have_iv = 0, have_lv = 0, have_sv = 0;
+    vx_bufs b = {0};
     voxa_array ia, la, rgb = {0};
     voxa_store *is = NULL, *ls = NULL;
     PyObject *res = NULL;
     double sp[VOXA_MAXDIM];
     int64_t pt[VOXA_MAXDIM];
     voxa_preview_options o = {0};
-    if (get_store(img_obj, "image", &iv, &have_iv, &ia, &is) < 0) goto done;
-    if (get_store(lab_obj, "labels", &lv, &have_lv, &la, &ls) < 0) goto done;
+    if (get_store(&b, img_obj, "image", &ia, &is) < 0) goto done;
+    if (get_store(&b, lab_obj, "labels", &la, &ls) < 0) goto done;
     if (sp_obj != Py_None) {
         const double *d;
         Py_ssize_t n;
-        if (vx_get_doubles(sp_obj, "spacing", &sv, &d, &n) < 0) goto done;
-        have_sv = 1;
+        if (vx_doubles(&b, sp_obj, "spacing", &d, &n) < 0) goto done;
         if (n > VOXA_MAXDIM) n = VOXA_MAXDIM;
         memcpy(sp, d, (size_t)n * sizeof(double));
         o.spacing = sp;
@@ -88,9 +85,7 @@ done:
     voxa_array_free(&rgb);
     voxa_store_close(is);
     voxa_store_close(ls);
-    if (have_iv) PyBuffer_Release(&iv);
-    if (have_lv) PyBuffer_Release(&lv);
-    if (have_sv) PyBuffer_Release(&sv);
+    vx_release(&b);
     return res;
 }
 
@@ -99,14 +94,14 @@ PyObject *vx_py_png_write(PyObject *self, PyObject *args, PyObject *kw) {
     const char *path;
     PyObject *obj;
     if (!PyArg_ParseTupleAndKeywords(args, kw, "sO", kwlist, &path, &obj)) return NULL;
-    Py_buffer v;
+    vx_bufs b = {0};
     voxa_array a;
-    if (vx_get_array(obj, 0, "image", &v, &a) < 0) return NULL;
+    if (vx_array(&b, obj, 0, "image", &a) < 0) return NULL;
     voxa_status s;
     Py_BEGIN_ALLOW_THREADS
     s = voxa_png_write(path, &a);
     Py_END_ALLOW_THREADS
-    PyBuffer_Release(&v);
+    vx_release(&b);
     if (s != VOXA_OK) return vx_raise(s);
     Py_RETURN_NONE;
 }

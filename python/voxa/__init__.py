@@ -5,6 +5,7 @@ released. Where scipy.ndimage or scikit-image define an operation, voxa gives
 the same answer with the same arguments.
 """
 from . import _voxa
+from .fill import binary_fill_holes
 from .io import imread, imwrite, read_csv
 from .measure import label
 from .morphology import (ball, binary_closing, binary_dilation, binary_erosion, binary_opening,
@@ -40,4 +41,5 @@ __all__ = [
     "extract_patches", "paste_patches",  # roi
     "distance_transform_edt", "distance_transform_cdt", "binary_dilation",  # morphology
     "binary_erosion", "binary_opening", "binary_closing", "ball", "diamond", "morph_path",
+    "binary_fill_holes",  # fill
 ]

@@ -85,7 +85,11 @@ def label(input, structure=None, connectivity=1, output=None):
         c_in, c_out, c_st, c_conn = a.reshape(1), out.reshape(1), None, 1
     else:
         c_in, c_out, c_st, c_conn = a, out, st, int(connectivity)
-    n = _voxa.label(c_in, c_out, c_st, c_conn)
+        if st is None and not 1 <= c_conn <= ndim:
+            raise ValueError(f"label: connectivity {c_conn} out of range 1..{ndim} for "
+                             f"{ndim}-D input")
+    n = _voxa.run_op("label", c_in, c_out, structure=c_st,
+                     connectivity=None if c_st is not None else c_conn)
     if return_n_only:
         return n
     return out, n

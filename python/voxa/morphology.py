@@ -21,7 +21,6 @@ __all__ = ["distance_transform_edt", "distance_transform_cdt", "binary_dilation"
            "morph_path"]
 
 _KIND = {"footprint": 0, "ball": 1, "diamond": 2, "box": 3, "connectivity": 4}
-_OP = {"dilate": 0, "erode": 1, "open": 2, "close": 3}
 _NATIVE = {np.dtype(t) for t in (np.bool_, np.uint8, np.int8, np.uint16, np.int16, np.uint32,
                                  np.int32, np.uint64, np.int64, np.float32, np.float64)}
 
@@ -126,6 +125,12 @@ def _element(structure, ndim, ball_r, diamond_r, box, connectivity, spacing):
     return _KIND["footprint"], 0.0, _spacing(hint, ndim), None, 0, s
 
 
+def _element_args(kind, radius, sp, bx, conn, fp):
+    """The element as keywords of the morph ops (exactly one element kind)."""
+    key = ("footprint", "ball", "diamond", "box", "connectivity")[kind]
+    return {key: (fp, radius, radius, bx, conn)[kind], "spacing": sp}
+
+
 def _morph(op, input, structure, iterations, mask, output, border_value, origin, brute_force,
            ball, diamond, box, connectivity, spacing):
     a = _as_input(input)
@@ -151,8 +156,8 @@ def _morph(op, input, structure, iterations, mask, output, border_value, origin,
         out = np.empty(a.shape, dtype=np.dtype(output))
         if out.dtype not in (np.bool_, np.uint8):
             raise ValueError(f"output dtype {out.dtype}: expected bool or uint8")
-    _voxa.morph(_OP[op], a, out, kind, radius, sp, bx, conn, fp, int(iterations),
-                int(border_value))
+    _voxa.run_op(op, a, out, **_element_args(kind, radius, sp, bx, conn, fp),
+                 iterations=int(iterations), border_value=int(border_value))
     return out
 
 
@@ -195,7 +200,9 @@ def morph_path(ndim, structure=None, iterations=1, *, ball=None, diamond=None, b
     """Which algorithm voxa uses for this element (a one-line description)."""
     kind, radius, sp, bx, conn, fp = _element(structure, ndim, ball, diamond, box, connectivity,
                                               spacing)
-    return _voxa.morph_describe(ndim, kind, radius, sp, bx, conn, fp, int(iterations))
+    return _voxa.op_describe("dilate", np.zeros((1,) * ndim, np.bool_),
+                             **_element_args(kind, radius, sp, bx, conn, fp),
+                             iterations=int(iterations))
 
 
 def distance_transform_edt(input, sampling=None, return_distances=True, return_indices=False,
@@ -226,10 +233,9 @@ def distance_transform_edt(input, sampling=None, return_distances=True, return_i
             ind_out = indices
         else:
             ind_out = np.empty((a.ndim,) + a.shape, dtype=np.int32)
-    if a.size and ind_out is None:
-        _voxa.edt(a, dist_out, None, sp, bool(squared))
-    elif a.size:
-        _voxa.edt(a, dist_out, ind_out, sp, bool(squared))
+    if a.size:  # distances not asked for: float32 scratch
+        _voxa.run_op("edt", a, np.empty(a.shape, np.float32) if dist_out is None else dist_out,
+                     spacing=sp, squared=bool(squared), indices=ind_out)
     res = []
     if return_distances and distances is None:
         res.append(dist_out)
@@ -270,5 +276,5 @@ def distance_transform_cdt(input, metric="chessboard", return_distances=True,
     if out.shape != a.shape or out.dtype != np.int32:
         raise RuntimeError("distances array must be int32 with the input's shape")
     if a.size:
-        _voxa.cdt(a, out, m)
+        _voxa.run_op("edt", a, out, metric=("cityblock", "chessboard")[m - 1])
     return None if distances is not None else out

@@ -77,5 +77,13 @@ def balls(shape, points, radius, spacing=None, owner=False, out=None):
         out = np.empty(shape, dtype=dtype)
     elif out.shape != shape:
         raise ValueError(f"out has shape {out.shape}, expected {shape}")
-    _voxa.balls(out, pts, r, radii, sp, bool(owner))
+    bad = np.argwhere(~np.isfinite(pts))
+    if len(bad):
+        raise ValueError(f"balls: point {bad[0][0]} has a non-finite coordinate on axis "
+                         f"{bad[0][1]} ({pts[tuple(bad[0])]})")
+    if len(pts) and out.size:
+        _voxa.run_op("balls", None, out, shape=shape, points=pts, radius=None if radii is not None
+                     else r, radii=radii, spacing=sp, owner=bool(owner), count=False)
+    else:
+        out[...] = 0
     return out

@@ -95,9 +95,11 @@ def richardson_lucy(image, psf, num_iter=20, boundary="free", clip=False,
         raise ValueError(f"out: shape {out.shape} differs from the image's {image.shape}")
     if np.may_share_memory(out, image):
         raise ValueError("out: must not overlap the image")
-    _voxa.deconv_rl(image, psf, out, boundary=boundary, num_iter=num_iter, clip=bool(clip),
-                    filter_epsilon=fe, accelerate=bool(accelerate), progress=progress,
-                    measure=planning == "measure")
+    if not 1 <= image.ndim <= 3:
+        raise ValueError(f"image: ndim {image.ndim} not supported (1, 2 or 3)")
+    _voxa.run_op("deconvolve", image, out, psf=psf, boundary=boundary, iterations=num_iter,
+                 clip=bool(clip), filter_epsilon=fe, accelerate=bool(accelerate),
+                 progress=progress, measure=planning == "measure")
     return out
 
 

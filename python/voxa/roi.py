@@ -113,6 +113,21 @@ def _sizes(size, coords):
     return size
 
 
+def _table(c, size, centered):
+    """The coordinate keyword of the roi/paste ops: a float64 table. Rows whose
+    patch bounds overflow int64 are refused here, while the values are exact
+    (float64 rounds beyond 2**53)."""
+    imax, imin = np.iinfo(np.int64).max, np.iinfo(np.int64).min
+    for d, s in enumerate(size):
+        off = s // 2 if centered else 0
+        bad = (c[:, d] > imax - s + off) | (c[:, d] < imin + off)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise ValueError(f"coords: row {i}, column {d} = {c[i, d]} overflows int64 with "
+                             f"size {s}")
+    return {"centres" if centered else "corners": c.astype(np.float64)}
+
+
 def _index(s):
     import operator
     return operator.index(s)
@@ -154,7 +169,18 @@ def extract_patches(image, coords, size, centered=False, mode="error", cval=0, o
             raise ValueError(f"out: shape {out.shape}, expected {shape}")
         if out.dtype != img.dtype:
             raise TypeError(f"out: dtype {out.dtype}, expected {img.dtype}")
-    _voxa.roi_extract(img, c, size, bool(centered), mode, float(cval), out)
+    fill = float(cval)
+    if not np.isfinite(fill) and img.dtype.kind == "f" and mode == "constant":
+        # op parameters are finite: pad with 0, then put cval where a patch of
+        # ones (over the patched axes) got padding
+        _voxa.run_op("roi", img, out, **_table(c, size, centered), size=size, mode=mode)
+        inside = np.ones(img.shape[:k], np.bool_)
+        pad = np.empty((c.shape[0],) + size, np.bool_)
+        _voxa.run_op("roi", inside, pad, **_table(c, size, centered), size=size, mode=mode)
+        out[~pad] = fill
+        return out
+    _voxa.run_op("roi", img, out, **_table(c, size, centered), size=size, mode=mode,
+                 value=fill)
     return out
 
 
@@ -210,5 +236,6 @@ def paste_patches(volume, patches, coords, centered=False, op="overwrite", mode=
     c = _int_coords(coords, k, centered)
     if c.shape[0] != pat.shape[0]:
         raise ValueError(f"patches: {pat.shape[0]} patches but {c.shape[0]} coordinate rows")
-    _voxa.roi_paste(volume, pat, c, size, bool(centered), mode, op)
+    _voxa.run_op("paste", pat, volume, **_table(c, size, centered), volume=volume, op=op,
+                 mode=mode)
     return volume

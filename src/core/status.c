@@ -14,11 +14,15 @@ const char *voxa_last_error(void) { return last_error; }
 
 void voxa_clear_error(void) { last_error[0] = '\0'; }
 
+/* Formats into a copy first: a message may quote the previous one
+ * (voxa__error(st, "%s: %s", path, voxa_last_error())). */
 voxa_status voxa__error(voxa_status s, const char *fmt, ...) {
+    char msg[sizeof last_error];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(last_error, sizeof last_error, fmt, ap);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    memcpy(last_error, msg, sizeof msg);
     return s;
 }
 

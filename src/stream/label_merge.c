@@ -21,40 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct uf {
-    int64_t *parent, *first, n, cap;
-} uf;
-
-static int64_t find(uf *u, int64_t x) {
-    while (u->parent[x] != x) {
-        u->parent[x] = u->parent[u->parent[x]];
-        x = u->parent[x];
-    }
-    return x;
-}
-
-static void unite(uf *u, int64_t a, int64_t b) {
-    a = find(u, a);
-    b = find(u, b);
-    if (a == b) return;
-    if (u->first[a] < u->first[b]) u->parent[b] = a;
-    else u->parent[a] = b;
-}
-
-static voxa_status grow(uf *u, int64_t n) {
-    if (n <= u->cap) return VOXA_OK;
-    int64_t cap = u->cap ? u->cap : 1024;
-    while (cap < n) cap *= 2;
-    int64_t *p = realloc(u->parent, (size_t)cap * sizeof *p);
-    if (p) u->parent = p;
-    int64_t *f = p ? realloc(u->first, (size_t)cap * sizeof *f) : NULL;
-    if (f) u->first = f;
-    VOXA_FAIL_IF(!p || !f, VOXA_ENOMEM, "label: out of memory for %lld provisional labels",
-                 (long long)n);
-    u->cap = cap;
-    return VOXA_OK;
-}
-
 /* int64 labels <-> the output's integer dtype (C-contiguous, n values). */
 static void to_i64(const voxa_array *src, int64_t *dst, int64_t n) {
     switch (src->dtype) {
@@ -88,30 +54,47 @@ static int64_t dtype_max(voxa_dtype t) {
     }
 }
 
-/* The structure as 3^ndim flags: the label op's `structure`, else its
- * connectivity (offsets with at most C non-zero coordinates). */
-static void structure_of(const voxa_args *a, int nd, unsigned char *st) {
-    const voxa_value *s = voxa_args_get(a, "structure");
-    int64_t conn = voxa_args_get(a, "connectivity")->i, n = 1, idx[VOXA_MAXDIM] = {0};
+voxa_status voxa_label_structure(const voxa_args *a, int nd, unsigned char *st) {
+    VOXA_FAIL_IF(!a || !a->op || !st || nd < 1 || nd > VOXA_MAXDIM, VOXA_EINVAL,
+                 "label structure: bad argument");
+    const voxa_value *s = voxa_args_get(a, "structure"), *c = voxa_args_get(a, "connectivity");
+    VOXA_FAIL_IF(!c, VOXA_EINVAL, "label structure: %s is not a labelling op", a->op->name);
+    VOXA_FAIL_IF(s && s->set && s->array.ndim != nd, VOXA_EINVAL,
+                 "structure: %d dimensions, the input has %d", s->array.ndim, nd);
+    int64_t n = 1, idx[VOXA_MAXDIM] = {0};
     for (int d = 0; d < nd; d++) n *= 3;
     for (int64_t i = 0; i < n; i++) {
         int nz = 0;
         for (int d = 0; d < nd; d++) nz += idx[d] != 1;
-        st[i] = s && s->set ? voxa_array_get(&s->array, idx) != 0 : nz <= conn;
+        st[i] = s && s->set ? voxa_array_get(&s->array, idx) != 0 : nz <= c->i;
         for (int d = nd - 1; d >= 0; d--) {
             if (++idx[d] < 3) break;
             idx[d] = 0;
         }
     }
+    return VOXA_OK;
 }
 
 typedef struct ctx {
     const voxa_stream_plan *p;
     voxa_store *out;
-    uf u;
+    int64_t *first, nfirst, capfirst;   /* first voxel of every provisional id */
+    int64_t *pairs, npairs, cappairs;   /* ids joined across faces */
     voxa_array lab, io;   /* int64 labels, and the output dtype's buffer */
     unsigned char st[6561];
 } ctx;
+
+/* Room for n int64 values in a growing vector. */
+static voxa_status reserve(int64_t **v, int64_t *cap, int64_t n) {
+    if (n <= *cap && *v) return VOXA_OK;
+    int64_t c = *cap ? *cap : 1024;
+    while (c < n) c *= 2;
+    int64_t *p = realloc(*v, (size_t)c * sizeof *p);
+    VOXA_FAIL_IF(!p, VOXA_ENOMEM, "label: out of memory for %lld table entries", (long long)n);
+    *v = p;
+    *cap = c;
+    return VOXA_OK;
+}
 
 /* Read region [lo, lo + shape) of the output as int64 into c->lab. */
 static voxa_status read_ids(ctx *c, const int64_t *lo, const int64_t *shape, int64_t *n) {
@@ -132,51 +115,23 @@ static voxa_status write_ids(ctx *c, const int64_t *lo, const int64_t *shape) {
 static voxa_status face(ctx *c, const int64_t *lo, const int64_t *shape, int d) {
     const voxa_stream_plan *p = c->p;
     int nd = p->ndim;
-    int64_t rlo[VOXA_MAXDIM], rsh[VOXA_MAXDIM], n;
+    int64_t rlo[VOXA_MAXDIM], rsh[VOXA_MAXDIM], hi[VOXA_MAXDIM], n, *pairs = NULL, np = 0;
     for (int e = 0; e < nd; e++) {
-        rlo[e] = e == d ? lo[e] + shape[e] - 1 : (lo[e] > 0 ? lo[e] - 1 : 0);
-        int64_t end = e == d ? lo[e] + shape[e] + 1 : lo[e] + shape[e] + 1;
-        if (end > p->shape[e]) end = p->shape[e];
+        hi[e] = lo[e] + shape[e];
+        rlo[e] = e == d ? hi[e] - 1 : (lo[e] > 0 ? lo[e] - 1 : 0);
+        int64_t end = hi[e] + 1 < p->shape[e] ? hi[e] + 1 : p->shape[e];
         rsh[e] = end - rlo[e];
     }
     VOXA_CHECK(read_ids(c, rlo, rsh, &n));
-    const int64_t *ids = c->lab.data;
-    int64_t str[VOXA_MAXDIM], idx[VOXA_MAXDIM] = {0}, noff = 1;
-    str[nd - 1] = 1;
-    for (int e = nd - 2; e >= 0; e--) str[e] = str[e + 1] * rsh[e + 1];
-    for (int e = 0; e < nd; e++) noff *= 3;
-    for (int64_t i = 0; i < n; i++) {
-        int own = idx[d] == 0;
-        for (int e = 0; own && e < nd; e++)
-            if (e != d) own = rlo[e] + idx[e] >= lo[e] && rlo[e] + idx[e] < lo[e] + shape[e];
-        if (own && ids[i]) {
-            int64_t o[VOXA_MAXDIM] = {0};
-            for (int64_t k = 0; k < noff; k++) {
-                int ok = c->st[k] && o[d] == 2;
-                int64_t j = i;
-                for (int e = 0; ok && e < nd; e++) {
-                    int64_t w = idx[e] + o[e] - 1;
-                    ok = w >= 0 && w < rsh[e];
-                    j += (o[e] - 1) * str[e];
-                }
-                if (ok && ids[j]) unite(&c->u, ids[i] - 1, ids[j] - 1);
-                for (int e = nd - 1; e >= 0; e--) {
-                    if (++o[e] < 3) break;
-                    o[e] = 0;
-                }
-            }
-        }
-        for (int e = nd - 1; e >= 0; e--) {
-            if (++idx[e] < rsh[e]) break;
-            idx[e] = 0;
-        }
+    voxa_array region = voxa__shaped(&c->lab, nd, rsh);
+    VOXA_CHECK(voxa_label_face_pairs(&region, d, rlo, lo, hi, c->st, &pairs, &np));
+    voxa_status st = reserve(&c->pairs, &c->cappairs, 2 * (c->npairs + np));
+    if (st == VOXA_OK) {
+        memcpy(c->pairs + 2 * c->npairs, pairs, (size_t)np * 2 * sizeof *pairs);
+        c->npairs += np;
     }
-    return VOXA_OK;
-}
-
-static int by_first(const void *x, const void *y) {
-    const int64_t *a = x, *b = y;
-    return (a[0] > b[0]) - (a[0] < b[0]);
+    free(pairs);
+    return st;
 }
 
 voxa_status voxa__stream_label(const voxa_args *a, const voxa_stream_plan *p, voxa_store *in,
@@ -187,11 +142,11 @@ voxa_status voxa__stream_label(const voxa_args *a, const voxa_stream_plan *p, vo
     memset(&c, 0, sizeof c);
     c.p = p;
     c.out = out;
-    structure_of(a, nd, c.st);
-    int64_t big[VOXA_MAXDIM], *pairs = NULL, *final = NULL;
+    int64_t big[VOXA_MAXDIM], *final = NULL;
     for (int d = 0; d < nd; d++) big[d] = p->block[d] + 2 > p->shape[d] ? p->shape[d] : p->block[d] + 2;
     voxa_array ibuf = {0};
-    voxa_status st = voxa_array_new(&c.lab, VOXA_I64, nd, big);
+    voxa_status st = voxa_label_structure(a, nd, c.st);
+    if (st == VOXA_OK) st = voxa_array_new(&c.lab, VOXA_I64, nd, big);
     if (st == VOXA_OK) st = voxa_array_new(&c.io, p->out_dtype, nd, big);
     if (st == VOXA_OK) st = voxa_array_new(&ibuf, in->t, nd, p->block);
     int64_t total = 0, steps = 3 * p->nblocks, done = 0, vmax = dtype_max(p->out_dtype);
@@ -206,31 +161,16 @@ voxa_status voxa__stream_label(const voxa_args *a, const voxa_stream_plan *p, vo
             st = voxa__error(VOXA_EOVERFLOW, "label: the blocks hold %lld provisional labels, "
                              "more than the output dtype %s holds; use a wider dtype or larger "
                              "blocks", (long long)(total + n), voxa_dtype_name(p->out_dtype));
-        if (st == VOXA_OK) st = grow(&c.u, total + n);
+        if (st == VOXA_OK) st = reserve(&c.first, &c.capfirst, total + n);
+        if (st == VOXA_OK) st = voxa_label_first(&lv, n, lo, p->shape, c.first + total);
         if (st != VOXA_OK) break;
-        int64_t *ids = c.lab.data, m = voxa_array_size(&lv), idx[VOXA_MAXDIM] = {0}, seen = 0;
-        for (int64_t i = 0; i < m; i++) {
-            if (ids[i]) {
-                int64_t g = total + ids[i] - 1;
-                if (ids[i] > seen) { /* labels appear in raster order: 1, 2, ... */
-                    int64_t flat = 0;
-                    for (int d = 0; d < nd; d++) flat = flat * p->shape[d] + lo[d] + idx[d];
-                    c.u.first[g] = flat;
-                    c.u.parent[g] = g;
-                    seen = ids[i];
-                }
-                ids[i] = g + 1;
-            }
-            for (int d = nd - 1; d >= 0; d--) {
-                if (++idx[d] < shape[d]) break;
-                idx[d] = 0;
-            }
-        }
+        int64_t *ids = c.lab.data, m = voxa_array_size(&lv);
+        for (int64_t i = 0; i < m; i++)
+            if (ids[i]) ids[i] += total;
         total += n;
         st = write_ids(&c, lo, shape);
         if (st == VOXA_OK) st = voxa__progress(progress, ++done, steps);
     }
-    c.u.n = total;
     /* pass 2 */
     for (int64_t b = 0; st == VOXA_OK && b < p->nblocks; b++) {
         int64_t lo[VOXA_MAXDIM], shape[VOXA_MAXDIM];
@@ -239,22 +179,13 @@ voxa_status voxa__stream_label(const voxa_args *a, const voxa_stream_plan *p, vo
             if (lo[d] + shape[d] < p->shape[d]) st = face(&c, lo, shape, d);
         if (st == VOXA_OK) st = voxa__progress(progress, ++done, steps);
     }
-    /* numbering: roots in order of their first voxel */
-    int64_t nroots = 0;
+    /* numbering: components in raster order of their first voxel */
+    int64_t ncomp = 0;
     if (st == VOXA_OK) {
-        for (int64_t i = 0; i < total; i++) nroots += c.u.parent[i] == i;
-        pairs = malloc((size_t)(2 * nroots + 1) * sizeof *pairs);
         final = malloc((size_t)(total + 1) * sizeof *final);
-        if (!pairs || !final) st = voxa__error(VOXA_ENOMEM, "label: out of memory numbering "
-                                               "%lld components", (long long)nroots);
-    }
-    if (st == VOXA_OK) {
-        int64_t k = 0;
-        for (int64_t i = 0; i < total; i++)
-            if (c.u.parent[i] == i) pairs[2 * k] = c.u.first[i], pairs[2 * k + 1] = i, k++;
-        qsort(pairs, (size_t)nroots, 2 * sizeof *pairs, by_first);
-        for (k = 0; k < nroots; k++) final[pairs[2 * k + 1]] = k + 1;
-        for (int64_t i = 0; i < total; i++) final[i] = final[find(&c.u, i)];
+        st = final ? voxa_label_resolve(total, c.first, c.pairs, c.npairs, final, &ncomp)
+                   : voxa__error(VOXA_ENOMEM, "label: out of memory for %lld labels",
+                                 (long long)total);
     }
     /* pass 3 */
     for (int64_t b = 0; st == VOXA_OK && b < p->nblocks; b++) {
@@ -267,11 +198,10 @@ voxa_status voxa__stream_label(const voxa_args *a, const voxa_stream_plan *p, vo
         if (st == VOXA_OK) st = write_ids(&c, lo, shape);
         if (st == VOXA_OK) st = voxa__progress(progress, ++done, steps);
     }
-    if (count) *count = st == VOXA_OK ? nroots : 0;
-    free(pairs);
+    if (count) *count = st == VOXA_OK ? ncomp : 0;
     free(final);
-    free(c.u.parent);
-    free(c.u.first);
+    free(c.first);
+    free(c.pairs);
     voxa_array_free(&c.lab);
     voxa_array_free(&c.io);
     voxa_array_free(&ibuf);

@@ -4,6 +4,7 @@
  * block; .npy stores by regions; plans that respect the memory limit. */
 #include "vtest.h"
 
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -206,7 +207,37 @@ static void test_npy_store(void) {
     voxa_array_free(&a);
 }
 
+static void test_label_steps(void) {
+    int64_t first[5] = {10, 2, 7, 5, 0}, pairs[6] = {1, 3, 4, 2, 3, 1}, final[5], nc = -1;
+    CHECK_OK(voxa_label_resolve(5, first, pairs, 3, final, &nc));
+    /* components {1,3} (first 7), {2,4} (first 2), {5} (first 0) */
+    CHECK(nc == 3 && final[4] == 1 && final[1] == 2 && final[3] == 2 && final[0] == 3 &&
+          final[2] == 3);
+    pairs[0] = 9;
+    CHECK_STATUS(voxa_label_resolve(5, first, pairs, 3, final, &nc), VOXA_EINVAL);
+    CHECK_MSG("outside 1..5");
+    /* first voxels of a 2x3 block at (4, 1) of a 10x10 volume */
+    int64_t v[6] = {0, 1, 1, 2, 0, 3}, f[3];
+    voxa_array ids;
+    voxa_array_view(&ids, v, VOXA_I64, 2, (const int64_t[]){2, 3});
+    CHECK_OK(voxa_label_first(&ids, 3, (const int64_t[]){4, 1}, (const int64_t[]){10, 10}, f));
+    CHECK(f[0] == 42 && f[1] == 51 && f[2] == 53);
+    v[1] = 2;
+    CHECK_STATUS(voxa_label_first(&ids, 3, (const int64_t[]){4, 1}, (const int64_t[]){10, 10}, f),
+                 VOXA_EINVAL);
+    /* a face: lower layer ids 1 2 / upper 3 0, full 2-D structure */
+    int64_t face[4] = {1, 2, 3, 0}, *pp = NULL, np = 0;
+    unsigned char st[9] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
+    voxa_array fv;
+    voxa_array_view(&fv, face, VOXA_I64, 2, (const int64_t[]){2, 2});
+    CHECK_OK(voxa_label_face_pairs(&fv, 0, (const int64_t[]){7, 0}, (const int64_t[]){0, 0},
+                                   (const int64_t[]){8, 2}, st, &pp, &np));
+    CHECK(np == 2 && pp[0] == 1 && pp[1] == 3 && pp[2] == 2 && pp[3] == 3);
+    free(pp);
+}
+
 int main(void) {
+    RUN(test_label_steps);
     RUN(test_label_blocks);
     RUN(test_label_spiral);
     RUN(test_local_blocks);

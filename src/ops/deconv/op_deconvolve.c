@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 enum { PSF, ITERATIONS, BOUNDARY, ACCELERATE, NORMALIZE_PSF, CLIP, FILTER_EPSILON, DTYPE, MEASURE,
-       WISDOM, NPARAMS };
+       WISDOM, HALO, NPARAMS };
 
 static const voxa_param params[NPARAMS] = {
     [PSF] = {"psf", VOXA_PARAM_ARRAY, NULL,
@@ -38,6 +38,10 @@ static const voxa_param params[NPARAMS] = {
     [WISDOM] = {"wisdom", VOXA_PARAM_STRING, NULL,
                 "with --measure: reuse the plans saved in FILE (if it exists) and save them "
                 "there, so later runs plan in milliseconds (default: none)", NULL, 1, 0, 0, NULL, "FILE"},
+    [HALO] = {"halo", VOXA_PARAM_CHOICE, "psf",
+              "block by block (--mem-limit): psf, one PSF extent around each block (the usual "
+              "approximation), or exact, iterations x twice the extent (equal to the whole-"
+              "volume result within float32 rounding for --boundary zero; closer for the others)", "psf|exact", 1, 0, 0, NULL, "H"},
 };
 
 static voxa_status check(const voxa_args *a, const voxa_array *in) {
@@ -58,7 +62,18 @@ static voxa_status halo(const voxa_args *a, int ndim, int64_t *lo, int64_t *hi) 
     const voxa_array *psf = voxa__arg_array(a, PSF);
     VOXA_FAIL_IF(psf->ndim != ndim, VOXA_EINVAL, "psf: %d dimensions, the image %d", psf->ndim,
                  ndim);
-    return voxa_deconv_halo(psf, lo, hi);
+    VOXA_CHECK(voxa_deconv_halo(psf, lo, hi));
+    /* Each iteration convolves with the PSF and with its mirror, so a block
+     * edge's influence moves in by lo + hi voxels per iteration: k iterations
+     * need k (lo + hi) of halo on each side (RedLionfish's valid-region
+     * argument). Exact for the zero boundary; the free mode's flat start is
+     * the block's mean and the periodic mode wraps per block, so those stay
+     * approximations (closer with the larger halo). */
+    if (voxa__arg_int(a, HALO) == 1) {
+        int64_t k = voxa__arg_int(a, ITERATIONS);
+        for (int d = 0; d < ndim; d++) lo[d] = hi[d] = k * (lo[d] + hi[d]);
+    }
+    return VOXA_OK;
 }
 
 static voxa_status run(voxa_op_ctx *c) {

@@ -189,6 +189,7 @@ const voxa_op voxa__op_paste = {
     .name = "paste",
     .python = "paste_patches",
     .summary = "Paste N patches back into a volume (overwrite, add, max or mean).",
+    .details = "IN (PATCHES): an (N, *size, *rest) array, e.g. from voxa roi.\n",
     .ninputs = 1,
     .params = paste_params,
     .nparams = P_NPARAMS,

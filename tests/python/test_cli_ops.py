@@ -1,0 +1,268 @@
+"""The generic op driver of the CLI: help generated for every registry op, and
+the option syntax every op shares (--name V, --name=V, flags, lists, choices
+and their aliases, exclusive groups, --, exit codes, no output on failure).
+The ops are read from the descriptor files the registry is generated from."""
+import glob
+import os
+import re
+
+import numpy as np
+import pytest
+from scipy import ndimage as ndi
+
+from conftest import ROOT
+
+OPS = sorted(
+    m for f in glob.glob(os.path.join(ROOT, "src", "ops", "*", "op_*.c"))
+    for m in re.findall(r"^const voxa_op voxa__op_([a-z0-9_]+) = \{", open(f).read(), re.M))
+
+
+def usage_command(text):
+    """'morph open' from 'usage: voxa morph open IN -o OUT ...'."""
+    m = re.search(r"^usage: voxa (.*?) (?:IN )?-o OUT", text, re.M)
+    assert m, text
+    return m.group(1).split()
+
+
+def test_registry_is_listed():
+    assert "label" in OPS and "dilate" in OPS and len(OPS) >= 6
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_help_every_op(cli, op):
+    r = cli("help", op)
+    assert r.returncode == 0, r.stderr
+    text = r.stdout
+    summary = text.splitlines()[0]
+    assert summary and text.splitlines()[1] == ""
+    assert "-o, --output OUT" in text
+    for line in text.splitlines():
+        assert len(line) <= 100, line
+    cmd = usage_command(text)
+    # the same text from `voxa <cmd> --help` and `voxa help <group> <op>`
+    r2 = cli(*cmd, "--help")
+    assert r2.returncode == 0 and r2.stdout == text
+    assert cli("help", *cmd).stdout == text
+    # the command (or its group) is listed by `voxa --help`
+    top = cli("--help").stdout
+    assert re.search(rf"^  {re.escape(cmd[0])} ", top, re.M), top
+    # every option the help names is known to the parser (none is "unknown")
+    for opt in set(re.findall(r"^ +(--[a-z0-9-]+)", text, re.M)) - {"--describe"}:
+        r3 = cli(*cmd, opt, "x", "-o", "/nonexistent/x.npy")
+        assert "unknown option" not in r3.stderr, (opt, r3.stderr)
+
+
+def test_help_group(cli):
+    r = cli("help", "morph")
+    assert r.returncode == 0
+    for op in ("dilate", "erode", "open", "close"):
+        assert re.search(rf"^  {op} +Binary", r.stdout, re.M), r.stdout
+    assert "exactly one of:" in r.stdout and "--ball R" in r.stdout
+    assert cli("morph", "--help").stdout == r.stdout
+    assert "morph" in cli("--help").stdout
+    assert cli("help", "morph", "open").stdout == cli("help", "open").stdout
+    r = cli("help", "morph", "blur")
+    assert r.returncode == 2 and "unknown command" in r.stderr
+    r = cli("morph")
+    assert r.returncode == 2 and r.stderr.startswith("voxa: morph: expected an operation")
+
+
+def test_help_content_label(cli):
+    text = cli("help", "label").stdout
+    assert "usage: voxa label IN -o OUT [--connectivity C | --structure S.npy] [--dtype T]" in text
+    assert "at most one of:" in text and "(default 1)" in text
+    assert "Prints the number of components." in text  # the details
+
+
+@pytest.fixture
+def mask(tmp_path):
+    a = np.random.default_rng(3).random((6, 7, 8)) < 0.45
+    np.save(tmp_path / "m.npy", a)
+    return a
+
+
+def run_ok(cli, *args):
+    r = cli(*args)
+    assert r.returncode == 0, (args, r.stderr)
+    return r
+
+
+def test_equals_form_and_separate_value(cli, tmp_path, mask):
+    m = tmp_path / "m.npy"
+    run_ok(cli, "label", m, "-o", tmp_path / "a.npy", "--connectivity=2", "--dtype=int64")
+    run_ok(cli, "label", m, "--output", tmp_path / "b.npy", "--connectivity", "2",
+           "--dtype", "int64")
+    run_ok(cli, "label", "--output=" + str(tmp_path / "c.npy"), m, "--connectivity", "2",
+           "--dtype", "int64")
+    want = ndi.label(mask, ndi.generate_binary_structure(3, 2))[0]
+    for f in "abc":
+        got = np.load(tmp_path / f"{f}.npy")
+        assert got.dtype == np.int64 and np.array_equal(got, want)
+
+
+def test_last_value_wins(cli, tmp_path, mask):
+    m = tmp_path / "m.npy"
+    r = run_ok(cli, "label", m, "-o", tmp_path / "a.npy", "--connectivity", "3",
+               "--connectivity", "1")
+    assert r.stdout.strip() == str(ndi.label(mask)[1])
+
+
+def test_flags(cli, tmp_path, mask):
+    m = tmp_path / "m.npy"
+    run_ok(cli, "edt", m, "-o", tmp_path / "s.npy", "--squared")
+    np.testing.assert_allclose(np.load(tmp_path / "s.npy"),
+                               ndi.distance_transform_edt(mask) ** 2, rtol=1e-12)
+    r = cli("edt", m, "-o", tmp_path / "x.npy", "--squared=1")
+    assert r.returncode == 2 and "--squared takes no value" in r.stderr
+
+
+def test_lists(cli, tmp_path, mask):
+    m = tmp_path / "m.npy"
+    want = ndi.binary_dilation(mask, np.ones((3, 3, 3)))
+    for box in ("3", "3,3,3", "3x3x3"):
+        run_ok(cli, "morph", "dilate", m, "-o", tmp_path / "d.npy", "--box", box)
+        assert np.array_equal(np.load(tmp_path / "d.npy"), want), box
+    for bad, msg in (("3,3", "--box 2 values, expected 3"), ("3,,3", "--box '3,,3'"),
+                     ("", "--box ''"), ("0", "--box '0'")):
+        r = cli("morph", "dilate", m, "-o", tmp_path / "x.npy", "--box", bad)
+        assert r.returncode == 2 and r.stderr.startswith("voxa: morph: " + msg), (bad, r.stderr)
+    run_ok(cli, "edt", m, "-o", tmp_path / "e.npy", "--spacing", "2")
+    np.testing.assert_allclose(np.load(tmp_path / "e.npy"),
+                               ndi.distance_transform_edt(mask, sampling=2), rtol=1e-12)
+
+
+def test_choices_and_aliases(cli, tmp_path, mask):
+    m = tmp_path / "m.npy"
+    for word in ("cityblock", "taxicab"):
+        run_ok(cli, "edt", m, "-o", tmp_path / f"{word}.npy", "--metric", word)
+        assert np.array_equal(np.load(tmp_path / f"{word}.npy"),
+                              ndi.distance_transform_cdt(mask, "taxicab"))
+    r = cli("edt", m, "-o", tmp_path / "x.npy", "--metric", "manhattan")
+    assert r.returncode == 2
+    assert r.stderr == ("voxa: edt: --metric 'manhattan': expected euclidean, cityblock or "
+                        "chessboard\n")
+    r = cli("label", m, "-o", tmp_path / "x.npy", "--dtype", "float32")
+    assert r.returncode == 2 and "--dtype 'float32': expected int32, uint16, uint32 or int64" \
+        in r.stderr
+
+
+def test_exclusive_groups(cli, tmp_path, mask):
+    m, full = tmp_path / "m.npy", tmp_path / "full.npy"
+    np.save(full, np.ones((3, 3, 3), np.uint8))
+    # an option of a group replaces the group's default (--connectivity 1)
+    r = run_ok(cli, "label", m, "-o", tmp_path / "s.npy", "--structure", full)
+    want, n = ndi.label(mask, np.ones((3, 3, 3)))
+    assert r.stdout.strip() == str(n) and np.array_equal(np.load(tmp_path / "s.npy"), want)
+    r = cli("label", m, "-o", tmp_path / "x.npy", "--structure", full, "--connectivity", "2")
+    assert r.returncode == 2
+    assert r.stderr == "voxa: label: give at most one of --connectivity and --structure\n"
+    r = cli("morph", "open", m, "-o", tmp_path / "x.npy")
+    assert r.returncode == 2 and "give exactly one of --ball, --diamond, --box" in r.stderr
+    r = cli("morph", "open", m, "-o", tmp_path / "x.npy", "--ball", "1", "--footprint", full)
+    assert r.returncode == 2 and "give exactly one of" in r.stderr
+    assert not (tmp_path / "x.npy").exists()
+
+
+def test_usage_errors(cli, tmp_path, mask):
+    m = tmp_path / "m.npy"
+    (tmp_path / "p.csv").write_text("y,x\n1,2\n")
+    cases = [
+        (["label", m, "-o", tmp_path / "x.npy", "--connectivity"], "option --connectivity "
+         "needs a value"),
+        (["label", m, "-o", tmp_path / "x.npy", "--nope", "1"], "unknown option '--nope' "
+         "(see voxa help label)"),
+        (["label", m, "-o", tmp_path / "x.npy", "-q"], "unknown option '-q'"),
+        (["label", m, m, "-o", tmp_path / "x.npy"], "unexpected argument"),
+        (["morph", "open", m, "-o", tmp_path / "x.npy", "--ball", "1", "--border-value", "2"],
+         "--border-value '2': expected a whole number from 0 to 1"),
+        (["edt", m, "-o", tmp_path / "x.npy", "--indices", tmp_path / "i.npy"],
+         "unknown option '--indices'"),  # hidden: bindings only
+        (["edt", m, "-o", tmp_path / "x.npy", "--describe"], "unknown option '--describe'"),
+        (["balls", m, "-o", tmp_path / "x.npy"], "unexpected argument"),  # no input
+        (["balls", "-o", tmp_path / "x.npy", "--points", m], "--shape is required"),
+        # a check message that names options itself is shown without the prefix
+        (["edt", m, "-o", tmp_path / "x.npy", "--metric", "chessboard", "--squared"],
+         "voxa: edt: --spacing, --squared and --dtype apply to --metric euclidean only"),
+        (["balls", "-o", tmp_path / "x.npy", "--points", tmp_path / "p.csv", "--shape", "4,4"],
+         "voxa: balls: give --radius or a 'radius' column in"),
+        # ... else it reads "--param <message>"
+        (["morph", "open", m, "-o", tmp_path / "x.npy", "--diamond", "1", "--spacing", "2"],
+         "voxa: morph: --spacing applies to --ball (or --footprint) only"),
+    ]
+    for args, msg in cases:
+        r = cli(*args)
+        assert r.returncode == 2, (args, r.stderr)
+        assert r.stderr.startswith("voxa: ") and msg in r.stderr, (args, r.stderr)
+        assert r.stderr.count("\n") == 1
+    assert sorted(os.listdir(tmp_path)) == ["m.npy", "p.csv"]
+
+
+def test_double_dash_and_negative_numbers(cli, tmp_path, mask):
+    np.save(tmp_path / "-m.npy", mask)
+    run_ok(cli, "label", "-o", tmp_path / "a.npy", "--", str(tmp_path / "-m.npy"))
+    os.chdir(tmp_path)
+    run_ok(cli, "label", "-o", "b.npy", "--", "-m.npy")
+    assert np.array_equal(np.load(tmp_path / "b.npy"), ndi.label(mask)[0])
+    # a value may look like a negative number
+    run_ok(cli, "morph", "dilate", "m.npy", "-o", "c.npy", "--box", "2", "--iterations", "-1")
+    assert np.array_equal(np.load("c.npy"), ndi.binary_dilation(mask, np.ones((2, 2, 2)),
+                                                                iterations=-1))
+
+
+def test_failures_exit_1_and_leave_nothing(cli, tmp_path, mask):
+    m = tmp_path / "m.npy"
+    np.save(tmp_path / "bad.npy", np.full((3, 3), 1, np.uint8))
+    cases = [
+        (["label", tmp_path / "none.npy", "-o", tmp_path / "x.npy"], "none.npy"),
+        (["label", m, "-o", tmp_path / "x.npy", "--structure", tmp_path / "none.npy"], "none.npy"),
+        # a file-valued option whose content the op's check rejects: a failure, as written
+        (["label", m, "-o", tmp_path / "x.npy", "--structure", tmp_path / "bad.npy"],
+         "voxa: label: structure: 2 dimensions"),
+        (["morph", "open", m, "-o", tmp_path / "x.npy", "--ball", "-1"], "voxa: morph: "),
+        (["label", m, "-o", tmp_path / "no" / "x.npy"], "voxa: label: "),
+    ]
+    for args, msg in cases:
+        r = cli(*args)
+        assert r.returncode == 1, (args, r.stderr)
+        assert r.stderr.startswith("voxa: ") and msg in r.stderr, (args, r.stderr)
+    assert sorted(os.listdir(tmp_path)) == ["bad.npy", "m.npy"]
+
+
+def test_describe(cli, tmp_path, mask):
+    r = run_ok(cli, "morph", "close", tmp_path / "m.npy", "-o", tmp_path / "c.npy",
+               "--diamond", "2", "--describe")
+    assert r.stderr.startswith("morph: path: ") and "diamond" in r.stderr
+
+
+def test_generated_output_report(cli, tmp_path):
+    (tmp_path / "p.csv").write_text("y,x,radius\n3,4,2\n10,10,1.5\n")
+    r = run_ok(cli, "balls", "--shape=16,16", "--points", tmp_path / "p.csv", "-o",
+               tmp_path / "b.npy")
+    got = np.load(tmp_path / "b.npy")
+    n = int(got.sum())
+    assert r.stdout == (f"balls: 2 points -> {n} of 256 voxels non-zero "
+                        f"({100 * n / 256:.3f}%) -> {tmp_path / 'b.npy'}\n")
+
+
+def test_parameter_alias_and_required_group(cli, tmp_path):
+    img = np.arange(12 * 14, dtype=np.uint16).reshape(12, 14)
+    np.save(tmp_path / "img.npy", img)
+    (tmp_path / "c.csv").write_text("y,x\n3,4\n8.5,10\n")
+    for opt in ("--centres", "--centers"):
+        run_ok(cli, "roi", tmp_path / "img.npy", opt, tmp_path / "c.csv", "--size", "3,2",
+               "-o", tmp_path / f"{opt[2:]}.npy")
+    a, b = np.load(tmp_path / "centres.npy"), np.load(tmp_path / "centers.npy")
+    assert np.array_equal(a, b) and np.array_equal(a[0], img[2:5, 3:5])
+    assert "also --centers" in cli("help", "roi").stdout
+    p = tmp_path / "centres.npy"
+    for extra in ([], ["--shape", "12,14", "--volume", tmp_path / "img.npy"]):
+        r = cli("paste", p, "--centres", tmp_path / "c.csv", "-o", tmp_path / "x.npy", *extra)
+        assert r.returncode == 2
+        assert r.stderr == "voxa: paste: give exactly one of --volume and --shape\n"
+    r = cli("roi", tmp_path / "img.npy", "--size", "3,2", "-o", tmp_path / "x.npy")
+    assert r.stderr == "voxa: roi: give exactly one of --corners and --centres\n"
+    run_ok(cli, "paste", p, "--centers", tmp_path / "c.csv", "--shape", "12,14", "-o",
+           tmp_path / "v.npy")
+    v = np.load(tmp_path / "v.npy")
+    assert v.dtype == np.uint16 and np.array_equal(v[2:5, 3:5], img[2:5, 3:5])
+    assert not (tmp_path / "x.npy").exists()

@@ -1,0 +1,139 @@
+"""Every CLI op block by block (--mem-limit/--chunks) equals the in-memory run;
+--dry-run prints the plan; a failed or killed streamed run leaves no output."""
+import os
+import signal
+import subprocess
+import time
+
+import numpy as np
+import pytest
+from scipy import ndimage as ndi
+
+from conftest import CLI
+
+
+def run(*args):
+    return subprocess.run([CLI, *map(str, args)], capture_output=True, text=True)
+
+
+@pytest.fixture
+def files(tmp_path):
+    rng = np.random.default_rng(5)
+    mask = rng.random((23, 31, 29)) < 0.45
+    np.save(tmp_path / "m.npy", mask)
+    np.save(tmp_path / "f.npy", np.asfortranarray(mask.astype(np.float32)))
+    np.save(tmp_path / "be.npy", mask.astype(">u2"))
+    img = (rng.random((23, 31, 29)) * 1000).astype(np.uint16)
+    np.save(tmp_path / "img.npy", img)
+    np.save(tmp_path / "psf.npy", np.ones((3, 3, 3), np.float32) / 27)
+    (tmp_path / "p.csv").write_text("x,y,z\n3.5,4,5\n20,28.25,17\n-2,9,11\n")
+    np.save(tmp_path / "c.npy", np.array([[1, 2, 3], [10, 20, 5]]))
+    return tmp_path
+
+
+CASES = [
+    ["label", "{m}"],
+    ["label", "{f}", "--connectivity", "3"],
+    ["label", "{be}", "--connectivity", "2", "--dtype", "int64"],
+    ["morph", "open", "{m}", "--ball", "3"],
+    ["morph", "close", "{m}", "--diamond", "2", "--border-value", "1"],
+    ["morph", "erode", "{f}", "--box", "3,1,5", "--iterations", "2"],
+    ["morph", "fill-holes", "{m}"],
+    ["edt", "{m}", "--spacing", "2,1,1"],
+    ["balls", "--shape", "23,31,29", "--points", "{p}", "--radius", "4.5", "--owner"],
+    ["roi", "{img}", "--corners", "{c}", "--size", "4,5,6", "--mode", "reflect"],
+]
+
+
+@pytest.mark.parametrize("args", CASES, ids=lambda a: " ".join(a[:2]))
+@pytest.mark.parametrize("limit, chunks", [("64K", None), ("1G", "1,31,29"), ("1G", "5,4,7")])
+def test_streamed_equals_in_memory(files, args, limit, chunks):
+    paths = dict(m=files / "m.npy", f=files / "f.npy", be=files / "be.npy",
+                 img=files / "img.npy", p=files / "p.csv", c=files / "c.npy")
+    args = [a.format(**paths) for a in args]
+    a = run(*args, "-o", files / "whole.npy")
+    assert a.returncode == 0, a.stderr
+    whole = args[0] in ("edt", "roi") or "fill-holes" in args  # read whole (documented)
+    extra = ["--mem-limit", "1G" if whole else limit]
+    if chunks and args[0] != "roi":  # roi: a gather into (N, *size); blocks of its output
+        extra += ["--chunks", chunks]
+    b = run(*args, "-o", files / "blocks.npy", *extra)
+    assert b.returncode == 0, b.stderr
+    np.testing.assert_array_equal(np.load(files / "whole.npy"), np.load(files / "blocks.npy"))
+    if args[0] == "label":
+        assert a.stdout == b.stdout
+
+
+def test_label_equals_scipy_by_blocks(files):
+    m = np.load(files / "m.npy")
+    for c in (1, 2, 3):
+        r = run("label", files / "m.npy", "-o", files / "l.npy", "--connectivity", c,
+                "--mem-limit", "1G", "--chunks", "4,7,5")
+        assert r.returncode == 0, r.stderr
+        want, n = ndi.label(m, ndi.generate_binary_structure(3, c))
+        np.testing.assert_array_equal(np.load(files / "l.npy"), want)
+        assert r.stdout.strip() == str(n)
+
+
+@pytest.mark.parametrize("boundary", ["free", "zero"])
+def test_deconvolve_blocks(files, boundary):
+    # --halo exact (iterations x the PSF extent) equals the whole-volume run
+    # within float32 rounding; the default halo (one extent) approximates it.
+    a = run("deconvolve", files / "img.npy", "--psf", files / "psf.npy", "-o",
+            files / "w.npy", "--iterations", 3, "--boundary", boundary)
+    assert a.returncode == 0, a.stderr
+    w = np.load(files / "w.npy")
+    errs = {}
+    for halo in ("exact", "psf"):
+        b = run("deconvolve", files / "img.npy", "--psf", files / "psf.npy", "-o",
+                files / "b.npy", "--iterations", 3, "--boundary", boundary, "--halo", halo,
+                "--mem-limit", "1G", "--chunks", "12,31,29")
+        assert b.returncode == 0, b.stderr
+        s = np.load(files / "b.npy")
+        assert s.shape == w.shape and s.dtype == w.dtype
+        errs[halo] = np.abs(w - s).max() / np.abs(w).max()
+    if boundary == "zero":
+        assert errs["exact"] < 1e-4
+    assert errs["psf"] > errs["exact"]
+
+
+def test_dry_run_and_bad_options(files):
+    r = run("morph", "open", files / "m.npy", "--ball", "2", "--mem-limit", "100K", "--dry-run")
+    assert r.returncode == 0 and "blocks:" in r.stdout and "halo:    4x4x4" in r.stdout
+    assert not (files / "x.npy").exists()
+    r = run("label", files / "m.npy", "-o", files / "x.npy", "--mem-limit", "lots")
+    assert r.returncode == 2 and "--mem-limit 'lots'" in r.stderr
+    r = run("label", files / "m.npy", "-o", files / "x.npy", "--mem-limit", "1G", "--chunks", "2,2")
+    assert r.returncode == 2 and "--chunks" in r.stderr
+    r = run("edt", files / "m.npy", "-o", files / "x.npy", "--mem-limit", "1K")
+    assert r.returncode == 1 and "whole volume" in r.stderr
+    assert not (files / "x.npy").exists()
+    np.save(files / "ones.npy", np.ones((260, 260), bool))  # 1 component, 67600 blocks
+    r = run("label", files / "ones.npy", "-o", files / "x.npy", "--dtype", "uint16",
+            "--mem-limit", "1G", "--chunks", "1,1")
+    assert r.returncode == 1 and "provisional labels" in r.stderr
+    assert not (files / "x.npy").exists()
+    os.remove(files / "ones.npy")
+    assert sorted(os.listdir(files)) == sorted(
+        ["m.npy", "f.npy", "be.npy", "img.npy", "psf.npy", "p.csv", "c.npy"])
+
+
+def test_killed_run_leaves_no_output(tmp_path):
+    big = np.random.default_rng(1).random((64, 256, 256)) < 0.5
+    np.save(tmp_path / "big.npy", big)
+    out = tmp_path / "o.npy"
+    p = subprocess.Popen([CLI, "morph", "open", str(tmp_path / "big.npy"), "-o", str(out),
+                          "--ball", "6", "--mem-limit", "1G", "--chunks", "2,256,256"])
+    time.sleep(0.3)
+    p.send_signal(signal.SIGKILL)
+    p.wait()
+    assert not out.exists()  # only a temporary (.tmp-PID-N) may remain
+    r = run("morph", "open", tmp_path / "big.npy", "-o", out, "--ball", "6", "--mem-limit", "1G",
+            "--chunks", "16,256,256")
+    assert r.returncode == 0, r.stderr
+    assert np.array_equal(np.load(out), ndi.binary_opening(big, structure=ball(6)))
+
+
+def ball(r):
+    g = np.mgrid[-r:r + 1, -r:r + 1, -r:r + 1]
+    return (g ** 2).sum(0) <= r * r

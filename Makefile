@@ -7,7 +7,7 @@ BUILD   := build
 JOBS    ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps venv build test test-c test-asan test-python demo bench install fuzz clean
+.PHONY: all deps venv build test test-c test-asan test-tsan test-python demo bench install fuzz clean
 
 all: build
 
@@ -43,7 +43,17 @@ test-asan: | deps
 test-python: build
 	PYTHONPATH=$(abspath python) VOXA_CLI=$(abspath $(BUILD)/voxa) $(VPY) -m pytest -q tests/python
 
-test: test-c test-asan test-python
+# The C tests under ThreadSanitizer: clang + LLVM's libomp with its Archer tool,
+# which tells TSan about OpenMP's synchronisation (TSan with gcc's libgomp
+# reports false races); no Python extension; 2 threads by default whatever the core
+# count. Any report fails the test (exit 66).
+test-tsan: | deps
+	CC=clang cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVOXA_PYTHON=OFF "-DCMAKE_C_FLAGS=-fsanitize=thread -fno-omit-frame-pointer" -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread
+	cmake --build build-tsan -j $(JOBS)
+	archer=/usr/lib/llvm-$$(clang -dumpversion | cut -d. -f1)/lib/libarcher.so && test -f $$archer && \
+	cd build-tsan && VOXA_NUM_THREADS=2 OMP_TOOL_LIBRARIES=$$archer TSAN_OPTIONS=ignore_noninstrumented_modules=1 ctest --output-on-failure -j $(JOBS)
+
+test: test-c test-asan test-tsan test-python
 	python3 tools/check_layers.py
 
 demo: build
@@ -61,4 +71,4 @@ fuzz: | deps
 	bash fuzz/run.sh build-fuzz
 
 clean:
-	rm -rf $(BUILD) build-asan build-fuzz python/voxa/_voxa*.so
+	rm -rf $(BUILD) build-asan build-tsan build-fuzz python/voxa/_voxa*.so

@@ -204,8 +204,8 @@ def voxa_run_measure(g, h, n, **kw):
     stamps = []
     out = np.empty(g.shape, np.float32)
     t0 = time.perf_counter()
-    voxa._voxa.deconv_rl(g, h, out, num_iter=n, measure=True,
-                         progress=lambda d, t: stamps.append(time.perf_counter()), **kw)
+    voxa._voxa.run_op("deconvolve", g, out, psf=h, iterations=n, measure=True,
+                      progress=lambda d, t: stamps.append(time.perf_counter()), **kw)
     return stamps[0] - t0, list(np.diff(stamps))
 
 

@@ -15,7 +15,7 @@ import scipy.ndimage as ndi
 from scipy.signal import fftconvolve
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import fmt_bytes, fmt_time, machine, measure, table  # noqa: E402
+from common import blob_mask, fmt_bytes, fmt_time, machine, measure, table  # noqa: E402
 
 import voxa  # noqa: E402
 
@@ -24,12 +24,7 @@ voxa.set_threads(THREADS)
 os.environ.setdefault("OMP_NUM_THREADS", str(THREADS))
 
 
-def blobs(shape, seed=1, frac=0.4):
-    """Realistic masks: union of balls around sparse random seeds, ~40 % set."""
-    rng = np.random.default_rng(seed)
-    seeds = rng.random(shape, dtype=np.float32) < max(3e-6, 60 / np.prod(shape))
-    d = voxa.distance_transform_edt(~seeds, dtype=np.float32)
-    return d < np.quantile(d[::2, ::2, ::2], frac)
+blobs = blob_mask  # union of balls around sparse seeds, ~40 % set (common.py)
 
 
 def scipy_edt_open(a, R):

@@ -9,7 +9,10 @@ out= (preallocated and already touched, as the floor's destination is).
 Every peer's result is checked equal to voxa's.
 
 Run alone: python bench/bench_roi.py [small|large2d|large3d ...]
-(wrap in flock /tmp/voxa-bench.lock; the 3D workload holds ~1.9 GB)."""
+(wrap in flock /tmp/voxa-bench.lock; the 3D workload holds ~1.9 GB).
+Before/after a change: python bench/bench_roi.py --before OLD_voxa.so large3d
+times a copy of the extension built before the change against the current one
+and the memcpy floor, interleaved (common.interleave), into out=, 1 and 2 threads."""
 import os
 import sys
 
@@ -17,7 +20,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import machine, measure, table  # noqa: E402
+from common import interleave, load_other_ext, machine, measure, ratio_stats, table  # noqa: E402
 
 import voxa  # noqa: E402
 
@@ -98,8 +101,50 @@ def run(key, repeats):
     sys.stdout.flush()
 
 
+def before_after(key, old_path, rounds=11):
+    """Interleaved: old build, new build, memcpy floor; into out=."""
+    import statistics
+    old = load_other_ext(old_path)
+    title, shape, dtype, n, size = WORKLOADS[key]
+    rng = np.random.default_rng(0)
+    img = rng.integers(0, np.iinfo(dtype).max, size=shape, dtype=dtype)
+    corners = np.stack([rng.integers(0, shape[d] - size[d], n, endpoint=True)
+                        for d in range(len(size))], 1).astype(np.int64)
+    out = np.empty((n,) + size, dtype)
+    out.fill(1)
+    ref = voxa.extract_patches(img, corners, size)
+    dst = np.empty_like(ref)
+    dst.fill(1)
+    lines = [f"### before/after, W3 {title}, out= preallocated ({rounds} interleaved rounds)",
+             "", "| threads | before | after | after/before per round | floor (np.copyto) | "
+             "after: % of memcpy bandwidth, per round |", "|---|---|---|---|---|---|"]
+    for t in (1, 2):
+        voxa.set_threads(t)
+        old.set_threads(t)
+        ts = interleave([
+            ("before", lambda: old.roi_extract(img, corners, size, False, "error", 0.0, out)),
+            ("after", lambda: voxa._voxa.roi_extract(img, corners, size, False, "error", 0.0,
+                                                     out)),
+            ("floor", lambda: np.copyto(dst, ref))], rounds)
+        assert np.array_equal(out, ref)
+        m = {k: statistics.median(v) for k, v in ts.items()}
+        r, lo, hi = ratio_stats(ts["after"], ts["before"])
+        b, blo, bhi = ratio_stats(ts["floor"], ts["after"])
+        lines.append(f"| {t} | {m['before'] * 1e3:.1f} ms | {m['after'] * 1e3:.1f} ms | "
+                     f"{r:.2f} ({lo:.2f}-{hi:.2f}) | {m['floor'] * 1e3:.1f} ms | "
+                     f"{100 * b:.0f} % ({100 * blo:.0f}-{100 * bhi:.0f}) |")
+    voxa.set_threads(0)
+    print("\n".join(lines) + "\n")
+
+
 if __name__ == "__main__":
-    keys = sys.argv[1:] or list(WORKLOADS)
+    if "--before" in sys.argv:
+        i = sys.argv.index("--before")
+        path = sys.argv[i + 1]
+        for key in sys.argv[1:i] + sys.argv[i + 2:] or ["large3d", "large2d"]:
+            before_after(key, path)
+        sys.exit(0)
+    keys = [a for a in sys.argv[1:] if not a.startswith("--")] or list(WORKLOADS)
     print(f"machine: {machine()}, voxa threads default {voxa.get_threads()}\n")
     for key in keys:
         run(key, repeats=20 if key == "small" else 5)

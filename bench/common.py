@@ -122,3 +122,59 @@ def paint_bbox(shape, pts, r):
         d2 = sum(((g - c) ** 2 for g, c in zip(grids, p)), np.zeros(()))
         mask[tuple(slice(a, b) for a, b in zip(lo, hi))] |= d2 <= r * r
     return mask
+
+
+def blob_mask(shape, seed=1, frac=0.4):
+    """Realistic masks: union of balls around sparse random seeds, ~40 % set
+    (the W4 blob mask; built with voxa's EDT, checked against scipy's in
+    bench_morph)."""
+    import voxa
+    rng = np.random.default_rng(seed)
+    seeds = rng.random(shape, dtype=np.float32) < max(3e-6, 60 / np.prod(shape))
+    d = voxa.distance_transform_edt(~seeds, dtype=np.float32)
+    return d < np.quantile(d[::2, ::2, ::2], frac)
+
+
+def interleave(calls, rounds=11, warmup=1):
+    """Time several callables interleaved: each round calls every one once,
+    in forward order on even rounds and reversed on odd ones, so slow drifts
+    of a shared machine (other jobs, frequency) hit all of them alike.
+    calls: list of (name, fn). Returns {name: [seconds per round]}."""
+    for _ in range(warmup):
+        for _, fn in calls:
+            fn()
+    times = {name: [] for name, _ in calls}
+    for r in range(rounds):
+        for name, fn in (calls if r % 2 == 0 else calls[::-1]):
+            t0 = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - t0)
+    return times
+
+
+def ratio_stats(num, den):
+    """Per-round ratios num[i] / den[i] of two interleaved series: (median,
+    min, max). Robust to drift that a ratio of two medians would mix in."""
+    r = [a / b for a, b in zip(num, den)]
+    return statistics.median(r), min(r), max(r)
+
+
+def loadavg():
+    try:
+        return " ".join(f"{x:.2f}" for x in os.getloadavg())
+    except OSError:
+        return "?"
+
+
+def load_other_ext(path):
+    """Load another build of the extension (a copy of _voxa*.so made before a
+    change) beside the current one, for before/after timings interleaved in
+    one process. The module's init symbol only depends on the last name part,
+    so a copy loads under a package name of its own."""
+    import importlib.machinery
+    import importlib.util
+    loader = importlib.machinery.ExtensionFileLoader("voxa_before._voxa", path)
+    spec = importlib.util.spec_from_file_location("voxa_before._voxa", path, loader=loader)
+    mod = importlib.util.module_from_spec(spec)
+    loader.exec_module(mod)
+    return mod

@@ -1,6 +1,7 @@
 """make bench: run every bench/bench_*.py in its own process (so peak memory
 figures do not mix) and print their markdown tables. Pass names to run a
-subset: python bench/run.py label balls."""
+subset: python bench/run.py label balls. Options starting with -- go to every
+script (python bench/run.py frontier --quick)."""
 import glob
 import os
 import subprocess
@@ -10,7 +11,8 @@ here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, here)
 from common import machine  # noqa: E402
 
-wanted = sys.argv[1:]
+wanted = [a for a in sys.argv[1:] if not a.startswith("--")]
+flags = [a for a in sys.argv[1:] if a.startswith("--")]
 print(f"# voxa benchmarks\n\nmachine: {machine()}\n")
 failed = []
 for path in sorted(glob.glob(os.path.join(here, "bench_*.py"))):
@@ -18,7 +20,7 @@ for path in sorted(glob.glob(os.path.join(here, "bench_*.py"))):
     if wanted and name not in wanted:
         continue
     sys.stdout.flush()
-    rc = subprocess.call([sys.executable, path])
+    rc = subprocess.call([sys.executable, path] + flags)
     if rc:
         failed.append(name)
 if failed:

@@ -287,7 +287,7 @@ static int set_args(const call *c, voxa_args *a, voxa_array *in, voxa_store **st
 
 /* What an op without an input made: "<cmd>: N <table> -> K of M voxels
  * non-zero (P%) -> OUT" (balls: "30 points -> ..."; K: the op's count). */
-static void report_generated(const call *c, const voxa_args *a, const voxa_array *out,
+static void report_generated(const call *c, const voxa_args *a, int ndim, const int64_t *shape,
                              int64_t count) {
     printf("%s: ", c->cmd);
     for (int i = 0; i < c->op->nparams; i++)
@@ -295,7 +295,8 @@ static void report_generated(const call *c, const voxa_args *a, const voxa_array
             printf("%lld %s -> ", (long long)a->v[i].array.shape[0], c->op->params[i].name);
             break;
         }
-    int64_t n = voxa_array_size(out);
+    int64_t n = 1;
+    for (int d = 0; d < ndim; d++) n *= shape[d];
     if (count >= 0)
         printf("%lld of %lld voxels non-zero (%.3f%%) -> ", (long long)count, (long long)n,
                n ? 100.0 * (double)count / (double)n : 0.0);
@@ -340,10 +341,8 @@ static int run_streamed(const call *c, const voxa_args *a, voxa_store *in) {
         return report(c, CLI_FAIL);
     }
     voxa_store_close(out);
-    if (c->op->flags & VOXA_OP_COUNT) {
-        if (c->op->ninputs == 0) printf("%s: %lld voxels non-zero -> %s\n", c->cmd, (long long)count, c->out_path);
-        else printf("%lld\n", (long long)count);
-    }
+    if (c->op->ninputs == 0) report_generated(c, a, p.ndim, p.shape, count);
+    else if (c->op->flags & VOXA_OP_COUNT) printf("%lld\n", (long long)count);
     return CLI_OK;
 }
 
@@ -366,11 +365,6 @@ int cli_run_op(const voxa_op *op, int argc, char **argv) {
     voxa_store *store = NULL;
     rc = set_args(&c, &a, &in, c.mem_limit ? &store : NULL);
     if (rc != CLI_OK) goto done;
-    if (c.mem_limit) {
-        memset(&in, 0, sizeof in); /* a metadata view of the store */
-        rc = run_streamed(&c, &a, store);
-        goto done;
-    }
     char buf[512];
     if (c.describe) {
         if (op->describe(&a, inp, buf, sizeof buf) != VOXA_OK) {
@@ -378,6 +372,11 @@ int cli_run_op(const voxa_op *op, int argc, char **argv) {
             goto done;
         }
         fprintf(stderr, "%s: path: %s\n", c.cmd, buf);
+    }
+    if (c.mem_limit) {
+        memset(&in, 0, sizeof in); /* a metadata view of the store */
+        rc = run_streamed(&c, &a, store);
+        goto done;
     }
     voxa_dtype dt;
     int nd;
@@ -390,7 +389,7 @@ int cli_run_op(const voxa_op *op, int argc, char **argv) {
         rc = report(&c, CLI_FAIL);
         goto done;
     }
-    if (op->ninputs == 0) report_generated(&c, &a, &out, count);
+    if (op->ninputs == 0) report_generated(&c, &a, out.ndim, out.shape, count);
     else if (op->flags & VOXA_OP_COUNT) printf("%lld\n", (long long)count);
 done:
     voxa_store_close(store);

@@ -5,7 +5,7 @@
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config python3-venv python3-dev
       libtiff-dev libdeflate-dev libtiff-tools libfftw3-dev libpng-dev
-      clang libclang-rt-14-dev)
+      clang libclang-rt-14-dev libomp-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -14,7 +14,7 @@
 /* Everything one call acquires: buffers and owned references (paths as
  * bytes). Start it zeroed (`vx_bufs b = {0};`), acquire through the vx_*
  * functions below, and call vx_release(&b) once on every way out. */
-#define VX_MAXBUFS 28
+#define VX_MAXBUFS 28 /* an op's VOXA_OP_MAXPARAMS arrays, its input and output */
 #define VX_MAXREFS 32
 typedef struct vx_bufs {
     Py_buffer buf[VX_MAXBUFS];

@@ -28,6 +28,10 @@
                      "plans)")                                                                   \
     X(morph_element, "morph_element(ndim, kind, radius, spacing, box, connectivity) -> "        \
                      "(bytearray, shape)")                                                       \
+    X(label_first, "label_first(ids, n, origin, whole, first): first voxel of each block label") \
+    X(label_face_pairs, "label_face_pairs(ids, axis, region_lo, own_lo, own_hi, structure) -> "  \
+                        "bytes of int64 (a, b) pairs joined across a face")                      \
+    X(label_resolve, "label_resolve(first, pairs, final) -> n: scipy numbering of block ids")   \
     X(measure, "measure(labels, intensity=None, spacing=None) -> (n, label, num_pixels, area, " \
                "centroid, bbox, mean, min, max, sum, centroid_weighted) as bytes")              \
     X(preview, "preview(image, labels, spacing=None, point=None, lo_pct=0, hi_pct=0, "         \

@@ -1,5 +1,5 @@
-/* io bindings beyond read/write (py_core.c): TIFF writing with options, CSV
- * tables. */
+/* io bindings: arrays read without a copy, TIFF writing with options, CSV
+ * tables (plain writing: py_core.c). */
 #include "common.h"
 
 #include <string.h>

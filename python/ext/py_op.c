@@ -17,7 +17,8 @@
  *   sequence; array -> any buffer; table -> a 1-D/2-D C-contiguous float64
  *   buffer, or (buffer, column names).
  * Buffers are held in one vx_bufs and released once; the GIL is released
- * around the run, and `progress` (and Ctrl-C) can cancel it. */
+ * around the run, and `progress` (and Ctrl-C) can cancel it. `progress` and
+ * `count` are run_op's own keywords, so no op may name a parameter so. */
 #include "common.h"
 
 #include <math.h>
@@ -317,7 +318,9 @@ PyObject *vx_py_op_halo(PyObject *self, PyObject *args, PyObject *kw) {
          * against a one-voxel probe of ndim axes (no data is read). */
         static uint64_t cell;
         voxa_array probe = {.data = &cell, .ndim = ndim};
-        while (c.op->in_dtypes && !(c.op->in_dtypes & (1u << probe.dtype))) probe.dtype++;
+        while (c.op->in_dtypes && probe.dtype + 1 < VOXA_NDTYPES &&
+               !(c.op->in_dtypes & (1u << probe.dtype)))
+            probe.dtype++;
         for (int d = 0; d < ndim && d < VOXA_MAXDIM; d++) probe.shape[d] = 1;
         voxa_status s = ndim < 0 || ndim > VOXA_MAXDIM ? VOXA_OK
                         : voxa_op_check(&c.args, c.op->ninputs ? &probe : NULL);

@@ -5,6 +5,7 @@
  *   {"name", "python", "group", "cli_name", "summary", "details",
  *    "ninputs", "flags": ["local"|"global"|"same_shape"|"halo_approx"|"count"],
  *    "in_dtypes": [dtype names] (empty: any), "has_halo", "has_describe",
+ *    "scratch": working bytes per voxel beyond input and output (planners),
  *    "params": [{"name", "type", "default", "help", "choices", "min", "max",
  *                "flags": ["required"|"per_axis"|"hidden"|"output"], "oneof",
  *                "metavar", "alias"}]}
@@ -98,7 +99,8 @@ static PyObject *op_dict(const voxa_op *op) {
         append(&params, param_dict(&op->params[i], &a.v[i]));
     voxa_args_free(&a);
     if (!params) return NULL;
-    return Py_BuildValue("{s:s,s:N,s:N,s:N,s:N,s:N,s:i,s:N,s:N,s:O,s:O,s:N}", "name", op->name,
+    return Py_BuildValue("{s:s,s:N,s:N,s:N,s:N,s:N,s:i,s:N,s:N,s:O,s:O,s:d,s:N}", "name",
+                         op->name,
                          "python", text_or_none(op->python), "group", text_or_none(op->group),
                          "cli_name", text_or_none(op->cli_name ? op->cli_name : op->name),
                          "summary", text_or_none(op->summary), "details",
@@ -106,7 +108,8 @@ static PyObject *op_dict(const voxa_op *op) {
                          bit_names(op->flags, flag_names, 5), "in_dtypes",
                          bit_names(op->in_dtypes, dtypes, VOXA_NDTYPES), "has_halo",
                          op->halo ? Py_True : Py_False, "has_describe",
-                         op->describe ? Py_True : Py_False, "params", params);
+                         op->describe ? Py_True : Py_False, "scratch", op->scratch, "params",
+                         params);
 }
 
 PyObject *vx_py_ops(PyObject *self, PyObject *args, PyObject *kw) {

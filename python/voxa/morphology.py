@@ -104,7 +104,7 @@ def _element(structure, ndim, ball_r, diamond_r, box, connectivity, spacing):
     if connectivity is not None:
         if int(connectivity) < 1:
             raise ValueError(f"connectivity {connectivity} must be >= 1")
-        return _KIND["connectivity"], 0.0, None, None, int(connectivity), None
+        return _KIND["connectivity"], 0.0, None, None, min(int(connectivity), ndim), None
     if structure is None:  # scipy's default: generate_binary_structure(ndim, 1)
         return _KIND["connectivity"], 0.0, None, None, 1, None
     hint = spacing if spacing is not None else getattr(structure, "voxa_spacing", None)

@@ -77,8 +77,8 @@ def balls(shape, points, radius, spacing=None, owner=False, out=None):
         out = np.empty(shape, dtype=dtype)
     elif out.shape != shape:
         raise ValueError(f"out has shape {out.shape}, expected {shape}")
-    bad = np.argwhere(~np.isfinite(pts))
-    if len(bad):
+    if not np.isfinite(pts).all():
+        bad = np.argwhere(~np.isfinite(pts))
         raise ValueError(f"balls: point {bad[0][0]} has a non-finite coordinate on axis "
                          f"{bad[0][1]} ({pts[tuple(bad[0])]})")
     if len(pts) and out.size:

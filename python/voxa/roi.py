@@ -117,15 +117,17 @@ def _table(c, size, centered):
     """The coordinate keyword of the roi/paste ops: a float64 table. Rows whose
     patch bounds overflow int64 are refused here, while the values are exact
     (float64 rounds beyond 2**53)."""
-    imax, imin = np.iinfo(np.int64).max, np.iinfo(np.int64).min
-    for d, s in enumerate(size):
-        off = s // 2 if centered else 0
-        bad = (c[:, d] > imax - s + off) | (c[:, d] < imin + off)
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            raise ValueError(f"coords: row {i}, column {d} = {c[i, d]} overflows int64 with "
-                             f"size {s}")
-    return {"centres" if centered else "corners": c.astype(np.float64)}
+    f = c.astype(np.float64)
+    if f.size and np.abs(f).max() >= 2.0**62:  # the op caps sizes at 1e15: no overflow below
+        imax, imin = np.iinfo(np.int64).max, np.iinfo(np.int64).min
+        for d, s in enumerate(size):
+            off = s // 2 if centered else 0
+            bad = (c[:, d] > imax - s + off) | (c[:, d] < imin + off)
+            if bad.any():
+                i = int(np.flatnonzero(bad)[0])
+                raise ValueError(f"coords: row {i}, column {d} = {c[i, d]} overflows int64 "
+                                 f"with size {s}")
+    return {"centres" if centered else "corners": f}
 
 
 def _index(s):

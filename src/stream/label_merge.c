@@ -126,7 +126,7 @@ static voxa_status face(ctx *c, const int64_t *lo, const int64_t *shape, int d) 
     voxa_array region = voxa__shaped(&c->lab, nd, rsh);
     VOXA_CHECK(voxa_label_face_pairs(&region, d, rlo, lo, hi, c->st, &pairs, &np));
     voxa_status st = reserve(&c->pairs, &c->cappairs, 2 * (c->npairs + np));
-    if (st == VOXA_OK) {
+    if (st == VOXA_OK && np > 0) {
         memcpy(c->pairs + 2 * c->npairs, pairs, (size_t)np * 2 * sizeof *pairs);
         c->npairs += np;
     }

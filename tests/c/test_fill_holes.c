@@ -1,6 +1,6 @@
 /* voxa_fill_holes against scipy's definition run literally (masked dilation
  * of an empty image with border value 1, repeated until nothing changes,
- * then negated), for ndim 1-4, random structures of any size and symmetry,
+ * then negated), for ndim 1-8, random structures of any size and symmetry,
  * random origins, every connectivity, edge shapes, dtypes, strides, thread
  * counts, in-place use, bad arguments, the generic (descriptor) path and
  * the chunk executor. */
@@ -134,6 +134,38 @@ static void test_random(void) {
         free(got);
     }
     CHECK(bad == 0);
+    /* 5-D to 8-D, every connectivity */
+    int64_t holes = 0;
+    for (int nd = 5; nd <= 8; nd++)
+        for (int c = 1; c <= nd; c += nd - 1 > 2 ? 2 : 1) {
+            int64_t sh[8], ss[8], zero[8] = {0};
+            for (int d = 0; d < nd; d++) sh[d] = 3 + (int64_t)(nd > 6 ? 0 : vtest_rand(&seed) % 2);
+            int64_t n = shape_size(nd, sh);
+            uint8_t *m = malloc((size_t)n), *want = malloc((size_t)n), *got = malloc((size_t)n);
+            uint8_t *st = malloc(6561);
+            for (int64_t v = 0; v < n; v++) { /* a mostly closed skin, a random inside */
+                int64_t r = v, inside = 1;
+                for (int d = nd - 1; d >= 0; d--) {
+                    int64_t x = r % sh[d];
+                    r /= sh[d];
+                    inside &= x > 0 && x < sh[d] - 1;
+                }
+                m[v] = inside ? vtest_rand(&seed) % 2 : vtest_rand(&seed) % 100 < 98;
+            }
+            conn_structure(nd, c, st, ss);
+            ref_fill(m, nd, sh, st, ss, zero, want);
+            voxa_array in, out;
+            voxa_array_view(&in, m, VOXA_U8, nd, sh);
+            voxa_array_view(&out, got, VOXA_BOOL, nd, sh);
+            CHECK_OK(voxa_fill_holes(&in, NULL, c, NULL, &out));
+            CHECK(!memcmp(want, got, (size_t)n));
+            for (int64_t v = 0; v < n; v++) holes += want[v] && !m[v];
+            free(m);
+            free(want);
+            free(got);
+            free(st);
+        }
+    CHECK(holes > 0);
 }
 
 /* Every connectivity without a structure, thread counts, density sweep. */

@@ -1,8 +1,7 @@
 """The generic op driver of the CLI: help generated for every registry op, and
 the option syntax every op shares (--name V, --name=V, flags, lists, choices
 and their aliases, exclusive groups, --, exit codes, no output on failure).
-The ops are read from the descriptor files the registry is generated from."""
-import glob
+The ops come from the registry itself (_voxa.ops())."""
 import os
 import re
 
@@ -10,46 +9,60 @@ import numpy as np
 import pytest
 from scipy import ndimage as ndi
 
-from conftest import ROOT
+from voxa import _voxa
 
-OPS = sorted(
-    m for f in glob.glob(os.path.join(ROOT, "src", "ops", "*", "op_*.c"))
-    for m in re.findall(r"^const voxa_op voxa__op_([a-z0-9_]+) = \{", open(f).read(), re.M))
+OPS = {op["name"]: op for op in _voxa.ops()}
 
 
-def usage_command(text):
-    """'morph open' from 'usage: voxa morph open IN -o OUT ...'."""
-    m = re.search(r"^usage: voxa (.*?) (?:IN )?-o OUT", text, re.M)
-    assert m, text
-    return m.group(1).split()
+def test_registry_is_listed(cli):
+    assert {"label", "dilate", "balls", "fill_holes"} <= set(OPS)
+    top = cli("--help").stdout
+    for op in OPS.values():
+        assert re.search(rf"^  {re.escape(op['group'] or op['cli_name'])} ", top, re.M), top
+    assert re.search(r"^  info ", top, re.M) and re.search(r"^  psf ", top, re.M)
 
 
-def test_registry_is_listed():
-    assert "label" in OPS and "dilate" in OPS and len(OPS) >= 6
-
-
-@pytest.mark.parametrize("op", OPS)
-def test_help_every_op(cli, op):
-    r = cli("help", op)
+@pytest.mark.parametrize("name", sorted(OPS))
+def test_help_every_op(cli, name):
+    op = OPS[name]
+    cmd = [op["group"], op["cli_name"]] if op["group"] else [op["cli_name"]]
+    r = cli("help", name)
     assert r.returncode == 0, r.stderr
     text = r.stdout
-    summary = text.splitlines()[0]
-    assert summary and text.splitlines()[1] == ""
+    assert text.startswith(op["summary"] + "\n\n")
+    assert "usage: voxa " + " ".join(cmd) + (" IN" if op["ninputs"] else "") + " -o OUT" in text
     assert "-o, --output OUT" in text
+    assert (op["details"] or "") in text
+    assert ("--describe" in text) == op["has_describe"]
     for line in text.splitlines():
         assert len(line) <= 100, line
-    cmd = usage_command(text)
     # the same text from `voxa <cmd> --help` and `voxa help <group> <op>`
     r2 = cli(*cmd, "--help")
     assert r2.returncode == 0 and r2.stdout == text
     assert cli("help", *cmd).stdout == text
-    # the command (or its group) is listed by `voxa --help`
-    top = cli("--help").stdout
-    assert re.search(rf"^  {re.escape(cmd[0])} ", top, re.M), top
-    # every option the help names is known to the parser (none is "unknown")
-    for opt in set(re.findall(r"^ +(--[a-z0-9-]+)", text, re.M)) - {"--describe"}:
-        r3 = cli(*cmd, opt, "x", "-o", "/nonexistent/x.npy")
-        assert "unknown option" not in r3.stderr, (opt, r3.stderr)
+    for p in op["params"]:
+        opt = "--" + p["name"].replace("_", "-")
+        if "hidden" in p["flags"]:
+            assert opt + " " not in text and opt + "\n" not in text, opt
+            continue
+        line = re.search(rf"^ +{re.escape(opt)}\b.*(\n {{20,}}.*)*", text, re.M)
+        assert line, (opt, text)
+        entry = " ".join(line.group(0).split())
+        assert p["help"].split()[0] in entry
+        if p["metavar"]:
+            assert entry.startswith(f"{opt} {p['metavar']} "), entry
+        if p["default"] is not None and p["type"] != "flag":  # _voxa gives it parsed
+            d = p["default"]
+            assert f"(default {d})" in entry if isinstance(d, str) else "(default " in entry, entry
+        if p["alias"]:
+            assert "also --" + p["alias"].replace("_", "-") in entry, entry
+        for word in p["choices"] or []:
+            assert word.split("=")[0] in entry, (word, entry)
+        # the parser knows the option (and its alias): no "unknown option"
+        for o in (opt, "--" + (p["alias"] or p["name"]).replace("_", "-")):
+            r3 = cli(*cmd, o, *([] if p["type"] == "flag" else ["x"]), "-o", "/nonexistent/x.npy")
+            assert "unknown option" not in r3.stderr, (o, r3.stderr)
+            assert r3.returncode in (1, 2)
 
 
 def test_help_group(cli):
@@ -61,6 +74,7 @@ def test_help_group(cli):
     assert cli("morph", "--help").stdout == r.stdout
     assert "morph" in cli("--help").stdout
     assert cli("help", "morph", "open").stdout == cli("help", "open").stdout
+    assert cli("help", "morph", "fill-holes").stdout == cli("help", "fill_holes").stdout
     r = cli("help", "morph", "blur")
     assert r.returncode == 2 and "unknown command" in r.stderr
     r = cli("morph")
@@ -232,6 +246,10 @@ def test_describe(cli, tmp_path, mask):
     r = run_ok(cli, "morph", "close", tmp_path / "m.npy", "-o", tmp_path / "c.npy",
                "--diamond", "2", "--describe")
     assert r.stderr.startswith("morph: path: ") and "diamond" in r.stderr
+    r = run_ok(cli, "morph", "close", tmp_path / "m.npy", "-o", tmp_path / "s.npy",
+               "--diamond", "2", "--describe", "--mem-limit", "64K")  # streamed: the same
+    assert r.stderr.startswith("morph: path: ") and "diamond" in r.stderr
+    assert np.array_equal(np.load(tmp_path / "s.npy"), np.load(tmp_path / "c.npy"))
 
 
 def test_generated_output_report(cli, tmp_path):
@@ -242,6 +260,12 @@ def test_generated_output_report(cli, tmp_path):
     n = int(got.sum())
     assert r.stdout == (f"balls: 2 points -> {n} of 256 voxels non-zero "
                         f"({100 * n / 256:.3f}%) -> {tmp_path / 'b.npy'}\n")
+    # a streamed run reports the same
+    r = run_ok(cli, "balls", "--shape=16,16", "--points", tmp_path / "p.csv", "-o",
+               tmp_path / "b.npy", "--mem-limit", "1G", "--chunks", "5,7")
+    assert r.stdout == (f"balls: 2 points -> {n} of 256 voxels non-zero "
+                        f"({100 * n / 256:.3f}%) -> {tmp_path / 'b.npy'}\n")
+    assert np.array_equal(np.load(tmp_path / "b.npy"), got)
 
 
 def test_parameter_alias_and_required_group(cli, tmp_path):

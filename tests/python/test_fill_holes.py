@@ -3,7 +3,7 @@ voxel: ndim 1-4, every connectivity, random centrosymmetric and general
 (asymmetric, any size) structures with origins, random densities, holes at
 the border, all-zeros, all-ones, empty, 1-element and 0-D arrays, every input
 dtype, memory orders and strided views, output arrays and dtypes, axes,
-thread counts, and the exceptions scipy raises for bad arguments."""
+thread counts, the exceptions scipy raises for bad arguments, and the CLI."""
 import numpy as np
 import pytest
 import scipy.ndimage as ndi
@@ -193,3 +193,29 @@ def test_bad_arguments_raise_as_scipy():
     for o in (2, (0, 2), (2, 1)):
         with pytest.raises(ValueError, match="origin"):
             voxa.binary_fill_holes(a, origin=o)
+
+
+def test_cli(cli, tmp_path):
+    """voxa morph fill-holes (the generic driver over the descriptor) ==
+    scipy; a structure file, per-axis origins, usage errors exit 2."""
+    rng = np.random.default_rng(9)
+    m = random_mask(rng, (14, 15, 16), 0.6)
+    s = rng.random((3, 2, 3)) < 0.6
+    np.save(tmp_path / "m.npy", m)
+    np.save(tmp_path / "s.npy", s.astype(np.uint8))
+    out = tmp_path / "f.npy"
+    for args, want in [((), ndi.binary_fill_holes(m)),
+                       (("--connectivity", "3"),
+                        ndi.binary_fill_holes(m, ndi.generate_binary_structure(3, 3))),
+                       (("--structure", tmp_path / "s.npy", "--origin", "1,-1,0"),
+                        ndi.binary_fill_holes(m, s, origin=(1, -1, 0)))]:
+        r = cli("--threads", "2", "morph", "fill-holes", tmp_path / "m.npy", "-o", out, *args)
+        assert r.returncode == 0, r.stderr
+        got = np.load(out)
+        assert got.dtype == bool
+        np.testing.assert_array_equal(got, want)
+    for args, msg in [(("--origin", "2"), "--origin 2 on axis 0 is out of range -1..1"),
+                      (("--connectivity", "4"), "--connectivity 4 is out of range 1..3"),
+                      (("--connectivity", "2", "--structure", tmp_path / "s.npy"), "one of")]:
+        r = cli("morph", "fill-holes", tmp_path / "m.npy", "-o", out, *args)
+        assert r.returncode == 2 and msg in r.stderr, (r.returncode, r.stderr)

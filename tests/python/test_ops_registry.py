@@ -67,6 +67,11 @@ CASES = {
                               indices=np.empty((2,) + MASK.shape, np.int32))[0],
          lambda: voxa.distance_transform_edt(MASK, return_indices=True)[0]),
     ],
+    "fill_holes": [
+        (lambda: generic("fill_holes", MASK)[0], lambda: voxa.binary_fill_holes(MASK)),
+        (lambda: generic("fill_holes", MASK, structure=FOOT, connectivity=None)[0],
+         lambda: voxa.binary_fill_holes(MASK, structure=FOOT)),
+    ],
     "balls": [
         (lambda: generic("balls", None, shape=(12, 13), points=POINTS, radius=2.5)[0],
          lambda: voxa.balls((12, 13), POINTS, 2.5)),
@@ -124,7 +129,7 @@ def cases(name):
 
 def test_registry_lists_the_ops():
     assert {"label", "dilate", "erode", "open", "close", "edt", "balls", "deconvolve", "roi",
-            "paste"} <= set(OPS)
+            "paste", "fill_holes"} <= set(OPS)
 
 
 @pytest.mark.parametrize("name", sorted(OPS))
@@ -138,7 +143,9 @@ def test_op_is_described(name):
     assert op["summary"] and op["summary"].strip()
     assert op["python"] and callable(getattr(voxa, op["python"]))
     assert op["ninputs"] in (0, 1)
+    assert op["scratch"] >= 0
     assert ("local" in op["flags"]) != ("global" in op["flags"])
+    assert not {"progress", "count"} & {p["name"] for p in op["params"]}  # run_op's own
     for p in op["params"]:
         assert p["help"] and p["help"].strip(), f"{name}.{p['name']}: no help"
         assert p["type"] in TYPES
@@ -287,6 +294,7 @@ def test_generic_call_equals_scipy():
     same(generic("dilate", MASK, connectivity=2, border_value=1)[0],
          ndi.binary_dilation(MASK, st, border_value=1))
     same(generic("label", MASK, connectivity=2), ndi.label(MASK, st))
+    same(generic("fill_holes", MASK, connectivity=2)[0], ndi.binary_fill_holes(MASK, st))
     same(generic("edt", MASK, spacing=(2.0, 1.0))[0],
          ndi.distance_transform_edt(MASK, sampling=(2.0, 1.0)))
     ref_idx = ndi.distance_transform_edt(MASK, return_distances=False, return_indices=True)
@@ -315,3 +323,30 @@ def test_halo_checks_its_arguments():
         _voxa.op_halo("dilate", 2, box=(1, 2, 3))
     with pytest.raises(ValueError, match="ndim 9"):
         _voxa.op_halo("dilate", 9, ball=1)
+
+
+def test_concurrent_generic_calls():
+    """Several Python threads in run_op at once (the GIL is released; Dask
+    will do this): every result equals the one computed alone, and a failing
+    call's message does not leak into another thread's."""
+    from concurrent.futures import ThreadPoolExecutor
+    calls = [g for name in sorted(CASES) for g, _ in CASES[name]] * 3
+    alone = [g() for g in calls]
+
+    def bad(_):
+        with pytest.raises(ValueError, match="ball radius -1 is negative"):
+            _voxa.run_op("dilate", MASK, np.empty(MASK.shape, bool), ball=-1)
+    with ThreadPoolExecutor(4) as ex:
+        together = list(ex.map(lambda g: g(), calls))
+        list(ex.map(bad, range(20)))
+    for a, b in zip(alone, together):
+        same(b, a)
+
+
+def test_connectivity_above_the_op_range():
+    # scipy's generate_binary_structure(ndim, c > ndim) is the full box; the
+    # morph ops take 1..64, so the public function passes min(c, ndim)
+    import scipy.ndimage as ndi
+    for c in (3, 100, 2**40):
+        same(voxa.binary_erosion(MASK, connectivity=c),
+             ndi.binary_erosion(MASK, ndi.generate_binary_structure(2, c)))

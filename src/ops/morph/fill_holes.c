@@ -236,7 +236,10 @@ static voxa_status flood(fill *f) {
         uint8_t *prow = f->st + row * (n + 2 * r) + r;
         int64_t base = (int64_t)(prow - f->st);
         for (int64_t i = 0; i < n; i++) {
-            if (!shell && i == r && n - r > r) i = n - r; /* only the ends can see out */
+            if (!shell && i == r && n - r > r) { /* only the ends can see out */
+                i = n - r;
+                if (i >= n) break;
+            }
             if (prow[i] != BG) continue;
             for (int64_t k = 0; k < f->nsteps; k++) {
                 if (prow[i + f->steps[k].lead + f->steps[k].dl] != OUT) continue;

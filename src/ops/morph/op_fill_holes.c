@@ -42,6 +42,14 @@ static voxa_status check(const voxa_args *a, const voxa_array *in) {
                      "%d (they must have equal rank)", s->ndim, in->ndim);
         VOXA_FAIL_IF(voxa_array_size(s) < 1, VOXA_EINVAL, "structure: must not be empty");
     }
+    int64_t o[VOXA_MAXDIM];
+    origin_of(a, in->ndim, o);
+    for (int d = 0; d < in->ndim; d++) {
+        int64_t n = s ? s->shape[d] : 3, lo = -(n / 2), hi = (n - 1) / 2;
+        VOXA_FAIL_IF(o[d] < lo || o[d] > hi, VOXA_EINVAL, "origin: %lld on axis %d is out of "
+                     "range %lld..%lld for a structure of size %lld", (long long)o[d], d,
+                     (long long)lo, (long long)hi, (long long)n);
+    }
     return VOXA_OK;
 }
 

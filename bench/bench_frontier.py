@@ -1,0 +1,293 @@
+"""The CPU frontier (issue 14): voxa against the fastest CPU peers, side by side.
+
+Peers (pinned in requirements-dev.txt):
+  labelling       cc3d.connected_components (connected-components-3d; one
+                  thread, it has none), 6/18/26-connectivity, on the W1 mask
+                  (20,1024,1024), a 50 % random mask and a blob mask
+                  (400,401,401); its labels are checked equal to voxa's;
+  EDT             edt.edt (seung-lab), parallel=1 and 2, float32, on the blob
+                  mask; voxa with dtype=float32 (max difference reported);
+  deconvolution   the floor: four bare pyFFTW r2c/c2r transforms of the image,
+                  in place, FFTW_ESTIMATE and the thread count voxa runs with
+                  (voxa's planner flags); the W2 formula on scipy.fft float32
+                  with workers = all cores (the strongest Python route).
+
+How: every comparison is timed interleaved in this one process (each round
+calls every method once, the order reversed every other round; common.py's
+interleave), >= 11 rounds after a warm-up, reporting the median and min-max
+of each method and the median (min-max) of the per-round ratio peer/voxa.
+Interleaving makes ratios resist the load of a shared machine better than
+two separate runs; the absolute times still move with it, so the load average
+is printed beside each table. RL times are per iteration (voxa: stamps of its
+progress callback, set-up excluded; scipy.fft route: the same).
+
+Run: python bench/bench_frontier.py [--quick] [--rounds=N] [label edt rl]
+(--quick: small shapes, 5 rounds: a smoke test, not a figure)."""
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+import scipy.fft as sfft
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import (_read_status, _reset_peak, blob_mask, fmt_bytes, fmt_time,  # noqa: E402
+                    interleave, loadavg, machine, paint_bbox, ratio_stats, w1_points)
+
+import cc3d  # noqa: E402
+import edt  # noqa: E402
+import pyfftw  # noqa: E402
+import voxa  # noqa: E402
+
+QUICK = "--quick" in sys.argv
+ROUNDS = 5 if QUICK else 11
+for _a in sys.argv[1:]:
+    if _a.startswith("--rounds="):
+        ROUNDS = int(_a.split("=", 1)[1])
+ALL = os.cpu_count()
+
+
+def versions():
+    import importlib.metadata as md
+    return ", ".join(f"{p} {md.version(p)}" for p in
+                     ("connected-components-3d", "edt", "pyFFTW", "scipy", "numpy"))
+
+
+def row(name, ts, ref=None, voxels=None, note=""):
+    if ref is not None and voxels == "ratio only":
+        m, lo, hi = ratio_stats(ts, ref)
+        return f"| {name} | | | | {m:.2f}x ({lo:.2f}-{hi:.2f}) | {note} |"
+    med = statistics.median(ts)
+    mvx = f"{voxels / med / 1e6:.0f}" if voxels else "-"
+    if ref is None:
+        rat = "-"
+    else:
+        m, lo, hi = ratio_stats(ts, ref)
+        rat = f"{m:.2f}x ({lo:.2f}-{hi:.2f})"
+    return (f"| {name} | {fmt_time(med)} | {fmt_time(min(ts))}-{fmt_time(max(ts))} | {mvx} | "
+            f"{rat} | {note} |")
+
+
+HEAD = ["| method | median | min-max | MVx/s | time ratio, per round: median (min-max) | note |",
+        "|---|---|---|---|---|---|"]
+
+
+# ---- labelling -----------------------------------------------------------------
+
+def label_masks():
+    w1 = (20, 128, 128) if QUICK else (20, 1024, 1024)
+    big = (40, 101, 101) if QUICK else (400, 401, 401)
+    yield "W1 balls", paint_bbox(w1, w1_points(w1, 500, 0), 5.0)
+    yield "random 50 %", np.random.default_rng(1).random(big, dtype=np.float32) < 0.5
+    yield "blobs 40 %", blob_mask(big)
+
+
+def bench_label():
+    out = ["### Labelling: voxa.label vs cc3d.connected_components", "",
+           "cc3d has no threads; its output dtype is its default (the smallest that fits, "
+           "uint16 or uint32), voxa's int32. Ratio = cc3d time / voxa time in the same round "
+           "(above 1: voxa faster).", ""]
+    summary = ["| mask | conn | components | cc3d | voxa 1 thread (cc3d/voxa) | "
+               "voxa 2 threads (cc3d/voxa) |", "|---|---|---|---|---|---|"]
+    for mname, mask in label_masks():
+        for conn, cc in ((1, 6), (2, 18), (3, 26)):
+            load0 = loadavg()
+
+            def vx(t):
+                def f():
+                    voxa.set_threads(t)
+                    return voxa.label(mask, connectivity=conn)
+                return f
+            ref = cc3d.connected_components(mask, connectivity=cc)
+            got, n = vx(2)()
+            assert n == int(ref.max()) and np.array_equal(got, ref), (mname, cc)
+            del got
+            ts = interleave([("cc3d", lambda: cc3d.connected_components(mask, connectivity=cc)),
+                             ("voxa 1", vx(1)), ("voxa 2", vx(2))], ROUNDS)
+            voxa.set_threads(0)
+            v = mask.size
+            out += [f"#### {mname} {mask.shape}, {cc}-connected: {n} components "
+                    f"(load {load0} / {loadavg()})", ""] + HEAD + [
+                row("cc3d.connected_components", ts["cc3d"], None, v, f"{ref.dtype} out"),
+                row("voxa.label, 1 thread", ts["voxa 1"], None, v, "int32 out, equal"),
+                row("voxa.label, 2 threads", ts["voxa 2"], None, v, "int32 out, equal"),
+                row("cc3d / voxa 1 thread", ts["cc3d"], ts["voxa 1"], "ratio only"),
+                row("cc3d / voxa 2 threads", ts["cc3d"], ts["voxa 2"], "ratio only"), ""]
+            r1 = ratio_stats(ts["cc3d"], ts["voxa 1"])[0]
+            r2 = ratio_stats(ts["cc3d"], ts["voxa 2"])[0]
+            med = {k: statistics.median(x) for k, x in ts.items()}
+            summary.append(f"| {mname} | {cc} | {n} | {fmt_time(med['cc3d'])} | "
+                           f"{fmt_time(med['voxa 1'])} ({r1:.2f}x) | "
+                           f"{fmt_time(med['voxa 2'])} ({r2:.2f}x) |")
+            del ref
+        del mask
+    out += ["#### labelling summary (medians; ratio: median of per-round cc3d/voxa)", ""] + summary
+    print("\n".join(out) + "\n")
+    sys.stdout.flush()
+
+
+# ---- EDT -----------------------------------------------------------------------
+
+def bench_edt():
+    shape = (40, 101, 101) if QUICK else (400, 401, 401)
+    mask = blob_mask(shape)
+    load0 = loadavg()
+
+    def vx(t):
+        def f():
+            voxa.set_threads(t)
+            return voxa.distance_transform_edt(mask, dtype=np.float32)
+        return f
+    a = edt.edt(mask, parallel=1)
+    b = vx(2)()
+    diff = float(np.abs(a.astype(np.float64) - b).max())
+    del a, b
+    ts = interleave([("edt 1", lambda: edt.edt(mask, parallel=1)),
+                     ("edt 2", lambda: edt.edt(mask, parallel=2)),
+                     ("voxa 1", vx(1)), ("voxa 2", vx(2))], ROUNDS)
+    voxa.set_threads(0)
+    v = mask.size
+    out = [f"### EDT of the blob mask {shape} ({100 * mask.mean():.1f} % foreground), float32 "
+           f"(load {load0} / {loadavg()})", "",
+           f"Largest difference edt vs voxa: {diff:.3g} (0: identical float32 values).", ""] + HEAD + [
+        row("edt.edt, parallel=1", ts["edt 1"], None, v),
+        row("edt.edt, parallel=2", ts["edt 2"], None, v),
+        row("voxa.distance_transform_edt, 1 thread", ts["voxa 1"], None, v),
+        row("voxa.distance_transform_edt, 2 threads", ts["voxa 2"], None, v),
+        row("edt(parallel=1) / voxa 1 thread", ts["edt 1"], ts["voxa 1"], "ratio only"),
+        row("edt(parallel=2) / voxa 2 threads", ts["edt 2"], ts["voxa 2"], "ratio only"), ""]
+    print("\n".join(out) + "\n")
+    sys.stdout.flush()
+
+
+# ---- Richardson-Lucy -------------------------------------------------------------
+
+class FFTWFloor:
+    """Four bare in-place float32 r2c/c2r transforms of `shape` with pyFFTW,
+    FFTW_ESTIMATE, `threads` threads: what one RL iteration cannot beat."""
+
+    def __init__(self, shape, threads):
+        cshape = shape[:-1] + (shape[-1] // 2 + 1,)
+        self.c = pyfftw.empty_aligned(cshape, dtype=np.complex64)
+        self.r = self.c.view(np.float32)[..., :shape[-1]]
+        ax = tuple(range(len(shape)))
+        self.f = pyfftw.FFTW(self.r, self.c, axes=ax, direction="FFTW_FORWARD",
+                             flags=("FFTW_ESTIMATE",), threads=threads)
+        self.i = pyfftw.FFTW(self.c, self.r, axes=ax, direction="FFTW_BACKWARD",
+                             flags=("FFTW_ESTIMATE", "FFTW_DESTROY_INPUT"), threads=threads)
+        self.r[...] = 1.0
+
+    def __call__(self):
+        for _ in range(2):
+            self.f.execute()
+            self.i.execute()
+        self.r[...] = 1.0 / self.r.size  # keep the values finite between rounds
+
+
+def w2_scipy_iter(g, h, workers, n=2):
+    """The W2 formula on scipy.fft float32: returns seconds per iteration
+    (median of n), set-up excluded."""
+    s, ax = g.shape, tuple(range(g.ndim))
+    pad = [((a - b) // 2, a - b - (a - b) // 2) for a, b in zip(s, h.shape)]
+    hp = np.roll(np.pad(h.astype(np.float32), pad), [x // 2 for x in s], axis=ax)
+    H = sfft.rfftn(hp, workers=workers)
+    del hp
+    f = g.copy()
+    its = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        ratio = g / sfft.irfftn(sfft.rfftn(f, workers=workers) * H, s=s, axes=ax, workers=workers)
+        f *= sfft.irfftn(sfft.rfftn(ratio, workers=workers) * H.conj(), s=s, axes=ax,
+                         workers=workers)
+        del ratio
+        its.append(time.perf_counter() - t0)
+    return statistics.median(its)
+
+
+def voxa_iter(g, h, t, n=2, **kw):
+    """voxa RL: seconds per iteration (median over n, from its progress
+    callback; set-up excluded)."""
+    voxa.set_threads(t)
+    stamps = []
+    voxa.richardson_lucy(g, h, n, progress=lambda d, tot: stamps.append(time.perf_counter()),
+                         **kw)
+    return statistics.median(np.diff(stamps))
+
+
+def rs(a, b):
+    m, lo, hi = ratio_stats(a, b)
+    return f"{m:.2f}x ({lo:.2f}-{hi:.2f})"
+
+
+def added_peak(fn):
+    base = _read_status("VmRSS")
+    _reset_peak()
+    fn()
+    return _read_status("VmHWM") - base
+
+
+def bench_rl():
+    shape = (32, 128, 128) if QUICK else (128, 512, 512)
+    g = np.random.default_rng(0).random(shape, dtype=np.float32) + 0.1
+    h = voxa.gaussian_psf((32, 32, 32), (3, 2, 2))
+    out = [f"### Richardson-Lucy {shape} float32, PSF (32,32,32): seconds per iteration", "",
+           f"Floor: four in-place pyFFTW r2c/c2r of {shape}, FFTW_ESTIMATE (voxa's default "
+           f"flag), voxa's thread count; pyFFTW ships its own FFTW build, voxa links Debian's "
+           f"libfftw3. scipy.fft route: workers={ALL} (all cores) in every round. Ratios are "
+           f"per round against voxa periodic with the same threads.", ""]
+    for t in (1, 2):
+        load0 = loadavg()
+        floor = FFTWFloor(shape, t)
+
+        def timed(fn):
+            # interleave() times the call; these return the per-iteration time
+            # themselves, so record that instead of the call's wall time.
+            box = []
+            return box, (lambda: box.append(fn()))
+        per, calls = {}, []
+        for name, fn in [("voxa periodic", lambda: voxa_iter(g, h, t, boundary="periodic")),
+                         ("voxa free", lambda: voxa_iter(g, h, t, boundary="free")),
+                         ("scipy", lambda: w2_scipy_iter(g, h, ALL))]:
+            box, f = timed(fn)
+            per[name] = box
+            calls.append((name, f))
+        calls.append(("floor", floor))
+        ts = interleave(calls, ROUNDS)
+        for name, box in per.items():
+            ts[name] = box[-ROUNDS:]
+        voxa.set_threads(0)
+        pp = added_peak(lambda: voxa_iter(g, h, t, boundary="periodic"))
+        pf = added_peak(lambda: voxa_iter(g, h, t, boundary="free"))
+        ps = added_peak(lambda: w2_scipy_iter(g, h, ALL))
+        vp = ts["voxa periodic"]
+        ims = g.nbytes
+        out += [f"#### {t} thread{'s' * (t > 1)} (load {load0} / {loadavg()})", ""] + HEAD + [
+            row("floor: 4 pyFFTW r2c/c2r", ts["floor"], vp),
+            row("voxa periodic", vp, vp, None, f"added peak {fmt_bytes(pp)} "
+                f"({pp / ims:.1f}x the image)"),
+            row("voxa free (default)", ts["voxa free"], vp, None,
+                f"added peak {fmt_bytes(pf)} ({pf / ims:.1f}x the image)"),
+            row(f"W2 formula, scipy.fft float32, workers={ALL}", ts["scipy"], vp, None,
+                f"added peak {fmt_bytes(ps)} ({ps / ims:.1f}x the image)"), "",
+            "Per-round ratios, median (min-max): voxa periodic / floor " + rs(vp, ts["floor"]) +
+            "; scipy.fft route / voxa periodic " + rs(ts["scipy"], vp) +
+            "; voxa free / voxa periodic " + rs(ts["voxa free"], vp) + ".", ""]
+        del floor
+    print("\n".join(out) + "\n")
+    sys.stdout.flush()
+
+
+def main():
+    wanted = [a for a in sys.argv[1:] if not a.startswith("--")]
+    print(f"## The CPU frontier: voxa vs cc3d, edt, pyFFTW, scipy.fft\n\nmachine: {machine()}; "
+          f"{versions()}; {ROUNDS} interleaved rounds{' (QUICK shapes)' if QUICK else ''}\n")
+    t0 = time.time()
+    for name, fn in (("label", bench_label), ("edt", bench_edt), ("rl", bench_rl)):
+        if not wanted or name in wanted:
+            fn()
+    print(f"frontier wall time {time.time() - t0:.0f} s\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -16,6 +16,8 @@
 /* families below */
 #include "voxa/edt.h"
 #include "voxa/morph.h"
+#include "voxa/measure.h"
+#include "voxa/preview.h"
 /* where ops run: cpu, opencl, cuda */
 #include "voxa/backend.h"
 

@@ -31,7 +31,12 @@
     X(label_first, "label_first(ids, n, origin, whole, first): first voxel of each block label") \
     X(label_face_pairs, "label_face_pairs(ids, axis, region_lo, own_lo, own_hi, structure) -> "  \
                         "bytes of int64 (a, b) pairs joined across a face")                      \
-    X(label_resolve, "label_resolve(first, pairs, final) -> n: scipy numbering of block ids")
+    X(label_resolve, "label_resolve(first, pairs, final) -> n: scipy numbering of block ids")   \
+    X(measure, "measure(labels, intensity=None, spacing=None) -> (n, label, num_pixels, area, " \
+               "centroid, bbox, mean, min, max, sum, centroid_weighted) as bytes")              \
+    X(preview, "preview(image, labels, spacing=None, point=None, lo_pct=0, hi_pct=0, "         \
+               "mem_limit=0) -> (rgb bytes, height, width)")                                    \
+    X(png_write, "png_write(path, image): uint8 (h, w) or (h, w, 3) as PNG, atomically")
 
 #define VX_DECLARE(name, doc) PyObject *vx_py_##name(PyObject *, PyObject *, PyObject *);
 VX_METHODS(VX_DECLARE)

@@ -13,6 +13,8 @@ from .measure import find_objects, label
 from .morphology import (ball, binary_closing, binary_dilation, binary_erosion, binary_opening,
                          diamond, distance_transform_cdt, distance_transform_edt, morph_path)
 from .points import balls
+from .preview import preview
+from .regionprops import regionprops_table
 from .restoration import gaussian_psf, richardson_lucy
 from .roi import extract_patches, paste_patches
 
@@ -35,6 +37,8 @@ __all__ = [
     "imread", "imwrite", "read_csv",  # io
     "balls",  # points
     "label",  # measure
+    "regionprops_table",  # regionprops
+    "preview",  # preview
     "richardson_lucy", "gaussian_psf",  # restoration
     "extract_patches", "paste_patches",  # roi
     "distance_transform_edt", "distance_transform_cdt", "binary_dilation",  # morphology

@@ -1,0 +1,100 @@
+/* voxa measure: per-object measurements of a label image, in one pass.
+ *
+ * For every label > 0 present (negative labels, like 0, are background, as
+ * in scikit-image), the table gives the voxel count, centroid, bounding box
+ * and, with an intensity image, mean / min / max / sum intensity and the
+ * intensity-weighted centroid; with a spacing, physical volume and physical
+ * centroids. Values and column names are those of
+ * skimage.measure.regionprops_table (label, area, num_pixels, centroid-<d>,
+ * bbox-<d>, intensity_mean, intensity_min, intensity_max,
+ * centroid_weighted-<d>; intensity_sum is a voxa extension).
+ *
+ * Memory is O(labels present), never O(voxels). The accumulator takes the
+ * volume in any number of regions, each with its origin in the whole volume
+ * (voxa_measure_add), so a chunked run over a store gives the same table as
+ * a run on the whole array (voxa_measure_store). */
+#ifndef VOXA_MEASURE_H
+#define VOXA_MEASURE_H
+
+#include "core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct voxa_store;
+
+/** The result: one row per label present, labels ascending. Arrays are
+ *  owned by the table (voxa_measure_table_free). Row-major per-axis arrays:
+ *  centroid[r * ndim + d], bbox[r * 2 * ndim + k] (k < ndim: start of axis
+ *  k; k >= ndim: stop, exclusive, of axis k - ndim, as skimage orders it). */
+typedef struct voxa_measure_table {
+    int ndim;
+    int has_intensity;   /* the intensity columns are filled */
+    int64_t n;           /* rows */
+    int64_t *label;
+    int64_t *num_pixels; /* voxel count */
+    double *area;        /* num_pixels x product of the spacing */
+    double *centroid;    /* mean voxel index x spacing (n x ndim) */
+    int64_t *bbox;       /* n x 2*ndim, in voxel indices */
+    /* with an intensity image (else NULL): */
+    double *intensity_mean, *intensity_min, *intensity_max, *intensity_sum;
+    double *centroid_weighted; /* n x ndim, physical as centroid */
+} voxa_measure_table;
+
+/** Release the table's arrays (NULL allowed); resets *t. */
+VOXA_API void voxa_measure_table_free(voxa_measure_table *t);
+
+/** An accumulator: feed regions of the volume, then make the table. */
+typedef struct voxa_measure_acc voxa_measure_acc;
+
+/** Start an accumulator for an `ndim`-D volume of shape `shape` (origins
+ *  and region shapes are checked against it), with intensity columns if
+ *  `with_intensity`. */
+VOXA_API voxa_status voxa_measure_acc_new(int ndim, const int64_t *shape, int with_intensity,
+                                          voxa_measure_acc **acc);
+/** Add one region: `labels` (integer dtype, not bool; any strides) whose
+ *  first voxel lies at `origin` (NULL: zeros) in the whole volume, and
+ *  `intensity` (any dtype, same shape; NULL exactly when the accumulator has
+ *  no intensity). Regions must not overlap (each voxel counted once).
+ *  Multithreaded; results never depend on the thread count. Labels above
+ *  INT64_MAX (uint64) are EINVAL. */
+VOXA_API voxa_status voxa_measure_add(voxa_measure_acc *acc, const voxa_array *labels,
+                                      const voxa_array *intensity, const int64_t *origin);
+/** Make the table from what was added. `spacing` (ndim values > 0, NULL:
+ *  all 1) scales area and centroids. The accumulator stays usable. */
+VOXA_API voxa_status voxa_measure_acc_table(const voxa_measure_acc *acc, const double *spacing,
+                                            voxa_measure_table *t);
+/** Free an accumulator (NULL allowed). */
+VOXA_API void voxa_measure_acc_free(voxa_measure_acc *acc);
+
+/** Measure a whole label image (with `intensity`, may be NULL, of the same
+ *  shape) in one call. `spacing` as in voxa_measure_acc_table. */
+VOXA_API voxa_status voxa_measure(const voxa_array *labels, const voxa_array *intensity,
+                                  const double *spacing, voxa_measure_table *t);
+
+/** Measure from stores (intensity may be NULL), reading blocks of whole
+ *  rows, the largest whose label + intensity bytes fit `mem_limit` (0:
+ *  64 MiB). Equal to voxa_measure on the whole arrays (for floating-point
+ *  intensities, up to the order of summation). `progress` (may be NULL)
+ *  is called after each block. */
+VOXA_API voxa_status voxa_measure_store(struct voxa_store *labels, struct voxa_store *intensity,
+                                        const double *spacing, int64_t mem_limit,
+                                        voxa_progress progress, voxa_measure_table *t);
+
+/** Write the table as CSV with a header, atomically (temporary file renamed
+ *  when complete). `properties`: comma-separated names among label, area,
+ *  num_pixels, centroid, bbox, intensity_mean, intensity_min,
+ *  intensity_max, intensity_sum, centroid_weighted, in the column order
+ *  wanted; NULL: "label,area,centroid,bbox" followed, with intensity, by
+ *  "intensity_mean,intensity_min,intensity_max,intensity_sum,
+ *  centroid_weighted". Per-axis properties give one column per axis
+ *  (centroid-0, centroid-1, ...), as regionprops_table names them. Floats
+ *  are written with 17 significant digits (they read back exactly). */
+VOXA_API voxa_status voxa_measure_write_csv(const voxa_measure_table *t, const char *properties,
+                                            const char *path);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

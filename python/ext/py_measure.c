@@ -1,0 +1,52 @@
+/* Binding of voxa_measure: measure(labels, intensity=None, spacing=None) ->
+ * tuple (n, label, num_pixels, area, centroid, bbox, mean, min, max, sum,
+ * centroid_weighted): n, then each column as bytes (int64 for label,
+ * num_pixels and bbox, float64 otherwise; n x ndim or n x 2ndim row-major
+ * for the per-axis ones), None where absent. voxa/regionprops.py checks the
+ * arguments and names the columns. */
+#include "common.h"
+
+static PyObject *col(const void *p, int64_t n, size_t per) {
+    if (!p) Py_RETURN_NONE;
+    return PyBytes_FromStringAndSize(p, (Py_ssize_t)((size_t)n * per));
+}
+
+PyObject *vx_py_measure(PyObject *self, PyObject *args, PyObject *kw) {
+    static char *kwlist[] = {"labels", "intensity", "spacing", NULL};
+    PyObject *lab_obj, *int_obj = Py_None, *sp_obj = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|OO", kwlist, &lab_obj, &int_obj, &sp_obj))
+        return NULL;
+    vx_bufs b = {0};
+    voxa_array lab, in;
+    const double *sp = NULL;
+    Py_ssize_t nsp = 0;
+    PyObject *res = NULL;
+    if (vx_array(&b, lab_obj, 0, "labels", &lab) < 0) goto done;
+    if (int_obj != Py_None && vx_array(&b, int_obj, 0, "intensity", &in) < 0) goto done;
+    if (sp_obj != Py_None) {
+        if (vx_doubles(&b, sp_obj, "spacing", &sp, &nsp) < 0) goto done;
+        if (nsp != lab.ndim) {
+            PyErr_Format(PyExc_ValueError, "spacing: %zd values for %d-D labels", nsp, lab.ndim);
+            goto done;
+        }
+    }
+    voxa_measure_table t;
+    voxa_status s;
+    Py_BEGIN_ALLOW_THREADS
+    s = voxa_measure(&lab, int_obj != Py_None ? &in : NULL, sp, &t);
+    Py_END_ALLOW_THREADS
+    if (s != VOXA_OK) {
+        vx_raise(s);
+        goto done;
+    }
+    int64_t n = t.n, nd = t.ndim;
+    res = Py_BuildValue(
+        "(LNNNNNNNNNN)", (long long)n, col(t.label, n, 8), col(t.num_pixels, n, 8),
+        col(t.area, n, 8), col(t.centroid, n * nd, 8), col(t.bbox, n * 2 * nd, 8),
+        col(t.intensity_mean, n, 8), col(t.intensity_min, n, 8), col(t.intensity_max, n, 8),
+        col(t.intensity_sum, n, 8), col(t.centroid_weighted, n * nd, 8));
+    voxa_measure_table_free(&t);
+done:
+    vx_release(&b);
+    return res;
+}

@@ -1,0 +1,114 @@
+"""Per-object measurements: `regionprops_table`, a drop-in for
+skimage.measure.regionprops_table on the properties voxa computes.
+
+One pass over the label image in C (GIL released, multithreaded; results never
+depend on the thread count), O(labels) memory. Columns are named and ordered
+as scikit-image names them (``centroid-0``, ``bbox-3``, ...) and hold NumPy
+arrays, so ``pandas.DataFrame(voxa.regionprops_table(...))`` works.
+Labels <= 0 are background; rows are the labels present, ascending.
+
+Equality with scikit-image (0.26): labels, num_pixels, bbox, intensity_min /
+max are identical; area, centroid, intensity_mean and centroid_weighted are
+identical without `spacing` for integer intensities (sums below 2^53); with a
+fractional spacing or float intensities they agree to rounding (voxa sums
+exactly, or in float64, where scikit-image sums scaled values one by one, or
+float32 values in float32). `intensity_sum` is a voxa extension.
+"""
+import numpy as np
+
+from . import _voxa
+from ._arrays import native
+
+#: properties voxa computes, in the order of the default with intensity
+PROPERTIES = ("label", "area", "num_pixels", "centroid", "bbox", "intensity_mean",
+              "intensity_min", "intensity_max", "intensity_sum", "centroid_weighted")
+_INTENSITY = {"intensity_mean", "intensity_min", "intensity_max", "intensity_sum",
+              "centroid_weighted"}
+# skimage's former names, accepted as it accepts them
+_ALIASES = {"mean_intensity": "intensity_mean", "min_intensity": "intensity_min",
+            "max_intensity": "intensity_max", "weighted_centroid": "centroid_weighted"}
+
+
+def regionprops_table(label_image, intensity_image=None, properties=("label", "bbox"), *,
+                      separator="-", spacing=None):
+    """Measure every labelled object of `label_image`.
+
+    Parameters
+    ----------
+    label_image : integer array, 1-D to 8-D (not bool, not float)
+    intensity_image : array of the same shape, optional (any real dtype)
+    properties : sequence of names among ``voxa.regionprops.PROPERTIES``
+        (label, area, num_pixels, centroid, bbox, intensity_mean,
+        intensity_min, intensity_max, intensity_sum, centroid_weighted);
+        the columns follow this order.
+    separator : str, between a property and its axis in column names
+    spacing : sequence of ndim floats > 0, optional: voxel size per axis
+        (area becomes a physical volume, centroids physical positions; bbox
+        stays in voxels), as in scikit-image.
+
+    Returns
+    -------
+    dict of column name -> 1-D NumPy array (int64 for label, num_pixels and
+    bbox; float64 otherwise).
+
+    Raises
+    ------
+    TypeError for a bool or float label image (as scikit-image);
+    ValueError for an unknown property, a shape mismatch, a bad spacing, an
+    intensity property without an intensity image.
+    """
+    labels = np.asarray(label_image)
+    if labels.dtype == np.bool_ or labels.dtype.kind not in "iu":
+        raise TypeError("label_image: dtype %s is not an integer type (label a mask first, "
+                        "or cast it to uint8 for one object)" % labels.dtype)
+    if labels.ndim < 1:
+        raise TypeError("label_image: 0-D array (need at least one axis)")
+    if isinstance(properties, str):
+        properties = (properties,)
+    props = [_ALIASES.get(p, p) for p in properties]
+    for p, orig in zip(props, properties):
+        if p not in PROPERTIES:
+            raise ValueError("properties: unknown property %r (voxa computes %s)"
+                             % (orig, ", ".join(PROPERTIES)))
+    want_i = any(p in _INTENSITY for p in props)
+    if want_i and intensity_image is None:
+        raise ValueError("properties: %s need an intensity_image"
+                         % ", ".join(repr(p) for p in props if p in _INTENSITY))
+    intensity = None
+    if intensity_image is not None:
+        intensity = np.asarray(intensity_image)
+        if intensity.shape != labels.shape:
+            raise ValueError("intensity_image: shape %s differs from label_image's %s"
+                             % (intensity.shape, labels.shape))
+        if intensity.dtype.kind not in "biuf":
+            raise TypeError("intensity_image: dtype %s is not a real number type"
+                            % intensity.dtype)
+        if intensity.dtype == np.float16:
+            intensity = intensity.astype(np.float32)
+        intensity = native(intensity)
+    sp = None
+    if spacing is not None:
+        sp = np.asarray(spacing, dtype=np.float64).ravel()
+        if sp.size == 1:
+            sp = np.full(labels.ndim, sp[0])
+        if sp.size != labels.ndim:
+            raise ValueError("spacing: %d values for a %d-D label_image" % (sp.size, labels.ndim))
+        sp = np.ascontiguousarray(sp)
+    res = _voxa.measure(native(labels), intensity, sp)
+    n, nd = res[0], labels.ndim
+    cols = dict(zip(("label", "num_pixels", "area", "centroid", "bbox", "intensity_mean",
+                     "intensity_min", "intensity_max", "intensity_sum", "centroid_weighted"),
+                    res[1:]))
+    out = {}
+    for p, name in zip(props, properties):  # columns keep the names asked for
+        buf = cols[p]
+        dt = np.int64 if p in ("label", "num_pixels", "bbox") else np.float64
+        a = np.frombuffer(buf, dtype=dt).copy() if buf is not None else np.empty(0, dt)
+        if p in ("centroid", "centroid_weighted", "bbox"):
+            k = 2 * nd if p == "bbox" else nd
+            a = a.reshape(n, k)
+            for c in range(k):
+                out["%s%s%d" % (name, separator, c)] = np.ascontiguousarray(a[:, c])
+        else:
+            out[name] = a
+    return out

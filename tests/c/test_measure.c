@@ -1,0 +1,362 @@
+/* voxa_measure: a known 2-D table, a brute-force reference on random 3-D
+ * labels with gaps and negative values, identical results for 1..3 threads,
+ * regions (rows cut anywhere) == whole, stores by blocks == whole, strided
+ * views, empty inputs, the CSV writer, and bad arguments. */
+#include "vtest.h"
+
+#include <math.h>
+#include <unistd.h>
+
+/* measure.c's tile size: lowered so that small volumes make many tiles. */
+extern int64_t voxa__measure_tile_voxels;
+
+static uint64_t rng_state = 12345;
+static uint64_t rnd(void) {
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return rng_state;
+}
+
+/* Tables equal to the last bit (memcmp of every column). */
+static int same_table(const voxa_measure_table *a, const voxa_measure_table *b) {
+    if (a->n != b->n || a->ndim != b->ndim || a->has_intensity != b->has_intensity) return 0;
+    size_t n = (size_t)a->n, nd = (size_t)a->ndim;
+    if (n == 0) return 1;
+    int ok = !memcmp(a->label, b->label, n * 8) && !memcmp(a->num_pixels, b->num_pixels, n * 8) &&
+             !memcmp(a->area, b->area, n * 8) && !memcmp(a->centroid, b->centroid, n * nd * 8) &&
+             !memcmp(a->bbox, b->bbox, n * 2 * nd * 8);
+    if (ok && a->has_intensity)
+        ok = !memcmp(a->intensity_mean, b->intensity_mean, n * 8) &&
+             !memcmp(a->intensity_min, b->intensity_min, n * 8) &&
+             !memcmp(a->intensity_max, b->intensity_max, n * 8) &&
+             !memcmp(a->intensity_sum, b->intensity_sum, n * 8) &&
+             !memcmp(a->centroid_weighted, b->centroid_weighted, n * nd * 8);
+    return ok;
+}
+
+static void test_known_2d(void) {
+    /* 0 3 3      label 3: (0,1) (0,2) (1,2); label 5: (1,0)
+     * 5 0 3      intensity 1..6 in raster order */
+    uint8_t lab[6] = {0, 3, 3, 5, 0, 3};
+    uint16_t img[6] = {1, 2, 3, 4, 5, 6};
+    int64_t shape[2] = {2, 3};
+    voxa_array L, I;
+    voxa_array_view(&L, lab, VOXA_U8, 2, shape);
+    voxa_array_view(&I, img, VOXA_U16, 2, shape);
+    voxa_measure_table t;
+    double sp[2] = {2.0, 0.5};
+    CHECK_OK(voxa_measure(&L, &I, sp, &t));
+    CHECK(t.n == 2 && t.label[0] == 3 && t.label[1] == 5);
+    CHECK(t.num_pixels[0] == 3 && t.num_pixels[1] == 1);
+    CHECK(t.area[0] == 3.0 && t.area[1] == 1.0);
+    CHECK(t.centroid[0] == 2.0 / 3.0 && t.centroid[1] == 2.5 / 3.0); /* (1/3)*2, (5/3)*0.5 */
+    CHECK(t.bbox[0] == 0 && t.bbox[1] == 1 && t.bbox[2] == 2 && t.bbox[3] == 3);
+    CHECK(t.bbox[4] == 1 && t.bbox[5] == 0 && t.bbox[6] == 2 && t.bbox[7] == 1);
+    CHECK(t.intensity_sum[0] == 11 && t.intensity_mean[0] == 11.0 / 3);
+    CHECK(t.intensity_min[0] == 2 && t.intensity_max[0] == 6 && t.intensity_max[1] == 4);
+    /* weighted: rows 0*2+0*3+1*6 = 6 -> 6/11*2; cols 1*2+2*3+2*6 = 20 -> 20/11*0.5 */
+    CHECK(fabs(t.centroid_weighted[0] - 12.0 / 11) < 1e-15);
+    CHECK(fabs(t.centroid_weighted[1] - 10.0 / 11) < 1e-15);
+    voxa_measure_table_free(&t);
+    voxa_measure_table_free(&t); /* twice is harmless */
+}
+
+/* Random int32 labels in {-1, 0, 2, 7, 1e12 (as int64)} and uint16
+ * intensities, against a per-voxel reference. */
+static void test_random_vs_reference(void) {
+    int64_t shape[3] = {9, 11, 13}, n = 9 * 11 * 13;
+    const int64_t vals[5] = {-1, 0, 2, 7, 1000000000000};
+    int64_t *lab = malloc((size_t)n * 8);
+    uint16_t *img = malloc((size_t)n * 2);
+    for (int64_t i = 0; i < n; i++) {
+        lab[i] = vals[rnd() % 5];
+        img[i] = (uint16_t)(rnd() % 60000);
+    }
+    voxa_array L, I;
+    voxa_array_view(&L, lab, VOXA_I64, 3, shape);
+    voxa_array_view(&I, img, VOXA_U16, 3, shape);
+    voxa_measure_table t;
+    CHECK_OK(voxa_measure(&L, &I, NULL, &t));
+    CHECK(t.n == 3);
+    for (int64_t r = 0; r < t.n && r < 3; r++) {
+        int64_t want = vals[2 + r], cnt = 0, lo[3] = {99, 99, 99}, hi[3] = {-1, -1, -1};
+        double cs[3] = {0}, s = 0, ws[3] = {0}, mn = 1e9, mx = -1;
+        for (int64_t z = 0; z < 9; z++)
+            for (int64_t y = 0; y < 11; y++)
+                for (int64_t x = 0; x < 13; x++) {
+                    int64_t i = (z * 11 + y) * 13 + x, c[3] = {z, y, x};
+                    if (lab[i] != want) continue;
+                    cnt++;
+                    s += img[i];
+                    mn = img[i] < mn ? img[i] : mn;
+                    mx = img[i] > mx ? img[i] : mx;
+                    for (int d = 0; d < 3; d++) {
+                        cs[d] += (double)c[d];
+                        ws[d] += (double)c[d] * img[i];
+                        lo[d] = c[d] < lo[d] ? c[d] : lo[d];
+                        hi[d] = c[d] > hi[d] ? c[d] : hi[d];
+                    }
+                }
+        CHECK(t.label[r] == want);
+        CHECK(t.num_pixels[r] == cnt && t.area[r] == (double)cnt);
+        CHECK(t.intensity_sum[r] == s && t.intensity_min[r] == mn && t.intensity_max[r] == mx);
+        CHECK(t.intensity_mean[r] == s / (double)cnt);
+        for (int d = 0; d < 3; d++) {
+            CHECK(t.centroid[r * 3 + d] == cs[d] / (double)cnt);
+            CHECK(t.bbox[r * 6 + d] == lo[d] && t.bbox[r * 6 + 3 + d] == hi[d] + 1);
+            double local = ws[d] - (double)lo[d] * s; /* skimage's local moment */
+            CHECK(t.centroid_weighted[r * 3 + d] == local / s + (double)lo[d]);
+        }
+    }
+    voxa_measure_table_free(&t);
+    free(lab);
+    free(img);
+}
+
+/* A volume of several tiles, float64 intensities (whose sums round): the same bits for 1, 2 and
+ * 3 threads; accumulated by regions that cut rows anywhere: the same bits
+ * for integer intensities. */
+static void test_threads_and_regions(void) {
+    int64_t shape[3] = {40, 70, 300}, n = 40 * 70 * 300; /* 4 tiles */
+    uint32_t *lab = malloc((size_t)n * 4);
+    double *fimg = malloc((size_t)n * 8); /* float64: sums round */
+    int32_t *iimg = malloc((size_t)n * 4);
+    for (int64_t i = 0; i < n; i++) {
+        /* runs of labels, a few hundred objects, sparse ids */
+        lab[i] = (i / 37) % 5 == 0 ? 0 : (uint32_t)(((i / 97) * 7919) % 401) * 3;
+        fimg[i] = (double)(rnd() >> 11) / 7.0 * (i % 3 ? 1e-3 : 1e3);
+        iimg[i] = (int32_t)(rnd() % 200001) - 100000;
+    }
+    voxa_array L, F, I;
+    voxa_array_view(&L, lab, VOXA_U32, 3, shape);
+    voxa_array_view(&F, fimg, VOXA_F64, 3, shape);
+    voxa_array_view(&I, iimg, VOXA_I32, 3, shape);
+    voxa_measure_table ref, t;
+    int saved = voxa_get_threads();
+    voxa_set_threads(1);
+    CHECK_OK(voxa_measure(&L, &F, NULL, &ref));
+    CHECK(ref.n > 300);
+    for (int th = 2; th <= 3; th++) {
+        voxa_set_threads(th);
+        CHECK_OK(voxa_measure(&L, &F, NULL, &t));
+        CHECK(same_table(&ref, &t));
+        voxa_measure_table_free(&t);
+    }
+    voxa_measure_table_free(&ref);
+    /* regions: slabs of 5 planes, each split at row 33 and mid-row x = 101 */
+    CHECK_OK(voxa_measure(&L, &I, NULL, &ref));
+    voxa_measure_acc *acc = NULL;
+    CHECK_OK(voxa_measure_acc_new(3, shape, 1, &acc));
+    for (int64_t z = 0; z < 40; z += 5)
+        for (int part = 0; part < 4; part++) {
+            int64_t o[3] = {z, part < 2 ? 0 : 33, part % 2 ? 101 : 0};
+            voxa_array lv = L, iv = I;
+            lv.shape[0] = iv.shape[0] = z + 5 <= 40 ? 5 : 40 - z;
+            lv.shape[1] = iv.shape[1] = part < 2 ? 33 : 70 - 33;
+            lv.shape[2] = iv.shape[2] = part % 2 ? 300 - 101 : 101;
+            int64_t off = o[0] * L.strides[0] + o[1] * L.strides[1] + o[2] * L.strides[2];
+            lv.data = (char *)lab + off;
+            iv.data = (char *)iimg + off;
+            CHECK_OK(voxa_measure_add(acc, &lv, &iv, o));
+        }
+    CHECK_OK(voxa_measure_acc_table(acc, NULL, &t));
+    CHECK(same_table(&ref, &t));
+    voxa_measure_table_free(&t);
+    /* adding a region twice counts it twice: the check above can fail */
+    int64_t o0[3] = {0, 0, 0};
+    voxa_array one = L;
+    one.shape[0] = 1;
+    CHECK_OK(voxa_measure_add(acc, &one, &(voxa_array){.data = iimg, .dtype = VOXA_I32, .ndim = 3,
+                                                      .shape = {1, 70, 300},
+                                                      .strides = {I.strides[0], I.strides[1], 4}},
+                              o0));
+    CHECK_OK(voxa_measure_acc_table(acc, NULL, &t));
+    CHECK(!same_table(&ref, &t));
+    voxa_measure_table_free(&t);
+    voxa_measure_acc_free(acc);
+    voxa_measure_table_free(&ref);
+    voxa_set_threads(saved);
+    free(lab);
+    free(fimg);
+    free(iimg);
+}
+
+/* Stores: .npy files read in blocks (whole planes, part planes, part rows)
+ * give the whole-array table. */
+static void test_store_blocks(void) {
+    int64_t shape[3] = {7, 19, 23}, n = 7 * 19 * 23;
+    voxa_array L, I;
+    CHECK_OK(voxa_array_new(&L, VOXA_I16, 3, shape));
+    CHECK_OK(voxa_array_new(&I, VOXA_U8, 3, shape));
+    for (int64_t i = 0; i < n; i++) {
+        ((int16_t *)L.data)[i] = (int16_t)((rnd() % 9) * 1000 - 2000);
+        ((uint8_t *)I.data)[i] = (uint8_t)rnd();
+    }
+    char lp[64], ip[64];
+    snprintf(lp, sizeof lp, "measure_lab_%d.npy", (int)getpid());
+    snprintf(ip, sizeof ip, "measure_img_%d.npy", (int)getpid());
+    CHECK_OK(voxa_write(lp, &L));
+    CHECK_OK(voxa_write(ip, &I));
+    voxa_measure_table ref, t;
+    double sp[3] = {0.3, 1.7, 2.0};
+    CHECK_OK(voxa_measure(&L, &I, sp, &ref));
+    CHECK(ref.n == 6);
+    const int64_t limits[4] = {0, 3 * 19 * 23 * 3, 5 * 23 * 3, 7 * 3};
+    for (int k = 0; k < 4; k++) {
+        voxa_store *ls = NULL, *is = NULL;
+        CHECK_OK(voxa_store_open(lp, &ls));
+        CHECK_OK(voxa_store_open(ip, &is));
+        CHECK_OK(voxa_measure_store(ls, is, sp, limits[k], (voxa_progress){0}, &t));
+        CHECK(same_table(&ref, &t));
+        voxa_measure_table_free(&t);
+        voxa_store_close(ls);
+        voxa_store_close(is);
+    }
+    /* float labels in a store: EINVAL */
+    voxa_store *fs = NULL;
+    CHECK_OK(voxa_store_wrap(&(voxa_array){.data = I.data, .dtype = VOXA_F32, .ndim = 1,
+                                           .shape = {4}, .strides = {4}},
+                             &fs));
+    CHECK_STATUS(voxa_measure_store(fs, NULL, NULL, 0, (voxa_progress){0}, &t), VOXA_EINVAL);
+    CHECK_MSG("labels");
+    voxa_store_close(fs);
+    voxa_measure_table_free(&ref);
+    unlink(lp);
+    unlink(ip);
+    voxa_array_free(&L);
+    voxa_array_free(&I);
+}
+
+/* A reversed, strided view == a contiguous copy of it. */
+static void test_strides(void) {
+    int64_t shape[2] = {10, 12};
+    int32_t buf[10 * 24];
+    for (int i = 0; i < 240; i++) buf[i] = (int32_t)(rnd() % 4);
+    voxa_array v = {buf + 9 * 24, VOXA_I32, 2, {10, 12}, {-24 * 4, 2 * 4}, NULL};
+    int32_t copy[120];
+    for (int y = 0; y < 10; y++)
+        for (int x = 0; x < 12; x++) copy[y * 12 + x] = buf[(9 - y) * 24 + 2 * x];
+    voxa_array c;
+    voxa_array_view(&c, copy, VOXA_I32, 2, shape);
+    voxa_measure_table a, b;
+    CHECK_OK(voxa_measure(&v, &v, NULL, &a));
+    CHECK_OK(voxa_measure(&c, &c, NULL, &b));
+    CHECK(a.n == 3 && same_table(&a, &b));
+    voxa_measure_table_free(&a);
+    voxa_measure_table_free(&b);
+}
+
+static void test_empty(void) {
+    uint8_t z[12] = {0};
+    int64_t shape[2] = {3, 4}, zero[3] = {4, 0, 5};
+    voxa_array a, e;
+    voxa_array_view(&a, z, VOXA_U8, 2, shape);
+    voxa_measure_table t;
+    CHECK_OK(voxa_measure(&a, NULL, NULL, &t));
+    CHECK(t.n == 0 && t.ndim == 2 && !t.has_intensity);
+    char path[64];
+    snprintf(path, sizeof path, "measure_empty_%d.csv", (int)getpid());
+    CHECK_OK(voxa_measure_write_csv(&t, NULL, path));
+    voxa_measure_table_free(&t);
+    voxa_array_view(&e, z, VOXA_U8, 3, zero);
+    CHECK_OK(voxa_measure(&e, &e, NULL, &t));
+    CHECK(t.n == 0 && t.has_intensity);
+    voxa_measure_table_free(&t);
+    FILE *f = fopen(path, "r");
+    char line[256] = "";
+    CHECK(f && fgets(line, sizeof line, f));
+    CHECK(!strcmp(line, "label,area,centroid-0,centroid-1,bbox-0,bbox-1,bbox-2,bbox-3\n"));
+    CHECK(f && !fgets(line, sizeof line, f)); /* header only */
+    if (f) fclose(f);
+    unlink(path);
+}
+
+/* The CSV reads back: column names in order and exact values. */
+static void test_csv(void) {
+    uint16_t lab[8] = {1, 1, 0, 4, 4, 4, 0, 9};
+    float img[8] = {0.1f, 0.2f, 0, 1, 2, 3, 0, NAN};
+    int64_t shape[1] = {8};
+    voxa_array L, I;
+    voxa_array_view(&L, lab, VOXA_U16, 1, shape);
+    voxa_array_view(&I, img, VOXA_F32, 1, shape);
+    voxa_measure_table t;
+    CHECK_OK(voxa_measure(&L, &I, NULL, &t));
+    CHECK(t.n == 3 && isnan(t.intensity_mean[2]) && isnan(t.intensity_min[2]));
+    char path[64];
+    snprintf(path, sizeof path, "measure_%d.csv", (int)getpid());
+    CHECK_OK(voxa_measure_write_csv(&t, "num_pixels, label,intensity_mean,bbox", path));
+    voxa_table c;
+    CHECK_OK(voxa_csv_read(path, &c));
+    CHECK(c.ncols == 5 && c.nrows == 3);
+    if (c.ncols == 5 && c.nrows == 3) {
+        CHECK(!strcmp(c.names[0], "num_pixels") && !strcmp(c.names[1], "label"));
+        CHECK(!strcmp(c.names[3], "bbox-0") && !strcmp(c.names[4], "bbox-1"));
+        CHECK(c.values[1 * 5 + 1] == 4 && c.values[1 * 5 + 2] == t.intensity_mean[1]);
+        CHECK(c.values[0 * 5 + 2] == t.intensity_mean[0]); /* 17 digits round-trip */
+        CHECK(c.values[2 * 5 + 3] == 7 && c.values[2 * 5 + 4] == 8);
+    }
+    voxa_table_free(&c);
+    CHECK_STATUS(voxa_measure_write_csv(&t, "label,volume", path), VOXA_EINVAL);
+    CHECK_MSG("volume");
+    CHECK_STATUS(voxa_measure_write_csv(&t, "", path), VOXA_EINVAL);
+    CHECK_STATUS(voxa_measure_write_csv(&t, NULL, "/nonexistent-dir/x.csv"), VOXA_EIO);
+    voxa_measure_table_free(&t);
+    CHECK_OK(voxa_measure(&L, NULL, NULL, &t));
+    CHECK_STATUS(voxa_measure_write_csv(&t, "label,intensity_max", path), VOXA_EINVAL);
+    CHECK_MSG("intensity");
+    voxa_measure_table_free(&t);
+    unlink(path);
+}
+
+static void test_bad_args(void) {
+    uint8_t b[6] = {1, 0, 1, 1, 0, 1};
+    uint64_t big[2] = {1, (uint64_t)1 << 63};
+    double d[6] = {0};
+    int64_t shape[2] = {2, 3}, s1[1] = {2}, s23[2] = {3, 2};
+    voxa_array a, bl, fl, u, other;
+    voxa_array_view(&a, b, VOXA_U8, 2, shape);
+    voxa_array_view(&bl, b, VOXA_BOOL, 2, shape);
+    voxa_array_view(&fl, d, VOXA_F64, 2, shape);
+    voxa_array_view(&u, big, VOXA_U64, 1, s1);
+    voxa_array_view(&other, b, VOXA_U8, 2, s23);
+    voxa_measure_table t;
+    CHECK_STATUS(voxa_measure(&bl, NULL, NULL, &t), VOXA_EINVAL);
+    CHECK_MSG("bool");
+    CHECK_STATUS(voxa_measure(&fl, NULL, NULL, &t), VOXA_EINVAL);
+    CHECK_MSG("float64");
+    CHECK_STATUS(voxa_measure(&u, NULL, NULL, &t), VOXA_EINVAL);
+    CHECK_MSG("9223372036854775808");
+    CHECK_STATUS(voxa_measure(&a, &other, NULL, &t), VOXA_EINVAL);
+    CHECK_MSG("intensity: shape (3, 2)");
+    double sp[2] = {1, 0};
+    CHECK_STATUS(voxa_measure(&a, NULL, sp, &t), VOXA_EINVAL);
+    CHECK_MSG("spacing[1]");
+    CHECK_STATUS(voxa_measure(NULL, NULL, NULL, &t), VOXA_EINVAL);
+    CHECK_STATUS(voxa_measure(&a, NULL, NULL, NULL), VOXA_EINVAL);
+    voxa_measure_acc *acc = NULL;
+    CHECK_STATUS(voxa_measure_acc_new(0, shape, 0, &acc), VOXA_EINVAL);
+    CHECK_OK(voxa_measure_acc_new(2, shape, 0, &acc));
+    int64_t o[2] = {1, 0};
+    CHECK_STATUS(voxa_measure_add(acc, &a, NULL, o), VOXA_EINVAL);
+    CHECK_MSG("origin[0]");
+    CHECK_STATUS(voxa_measure_add(acc, &a, &a, NULL), VOXA_EINVAL);
+    CHECK_MSG("intensity");
+    CHECK_STATUS(voxa_measure_add(acc, &u, NULL, NULL), VOXA_EINVAL);
+    CHECK_OK(voxa_measure_add(acc, &a, NULL, NULL));
+    voxa_measure_acc_free(acc);
+    voxa_measure_acc_free(NULL);
+}
+
+int main(void) {
+    voxa__measure_tile_voxels = (int64_t)1 << 18;
+    RUN(test_known_2d);
+    RUN(test_random_vs_reference);
+    RUN(test_threads_and_regions);
+    RUN(test_store_blocks);
+    RUN(test_strides);
+    RUN(test_empty);
+    RUN(test_csv);
+    RUN(test_bad_args);
+    VTEST_END();
+}

@@ -335,7 +335,16 @@ static int run_streamed(const call *c, const voxa_args *a, voxa_store *in) {
     o.progress = (voxa_progress){cli_progress, (void *)cli_op_word(c->op)};
     voxa_store *out = NULL;
     int64_t count = -1;
-    if (voxa_store_create(c->out_path, p.out_dtype, p.ndim, p.shape, NULL, &out) != VOXA_OK ||
+    /* Storage chunks (Zarr) divide the blocks, so each block writes whole
+     * chunks and a rerun can skip the blocks already written. */
+    int64_t chunks[VOXA_MAXDIM];
+    for (int d = 0; d < p.ndim; d++) {
+        int64_t k = 1;
+        while (p.block[d] / k > 512 && k < p.block[d]) k++;
+        while (p.block[d] % k && p.block[d] / k > 64) k++;
+        chunks[d] = p.block[d] % k ? 512 : p.block[d] / k;
+    }
+    if (voxa_store_create(c->out_path, p.out_dtype, p.ndim, p.shape, chunks, &out) != VOXA_OK ||
         voxa_stream_run(a, in, out, &o, &count) != VOXA_OK || voxa_store_commit(out) != VOXA_OK) {
         voxa_store_close(out);
         return report(c, CLI_FAIL);

@@ -1,8 +1,9 @@
 /* voxa stream: run any op on volumes larger than memory, block by block.
  *
  * A store is an array on disk (or in memory) read and written by regions:
- * .npy files are mapped (nothing is read until a region is asked for), Zarr
- * arrays are read and written by chunks, other formats are read whole. The
+ * .npy files by pread/pwrite of the region's rows, Zarr arrays by chunks
+ * (outputs of 2-3 dimensions as OME-Zarr images, marked complete at commit;
+ * a rerun resumes an interrupted one), other formats read whole. The
  * executor walks the output in blocks; for each it reads the input block
  * grown by the op's halo (clamped at the volume's edge, so the op's border
  * rule acts at the true edge only), runs the op through the op interface and
@@ -25,10 +26,12 @@ typedef struct voxa_store voxa_store;
 /** Open an array file for reading by regions (.npy mapped; other formats
  *  are read whole into memory). */
 VOXA_API voxa_status voxa_store_open(const char *path, voxa_store **s);
-/** Create an output array at `path` (.npy: a temporary file mapped for
- *  writing, published under `path` by voxa_store_commit; other formats are
- *  assembled in memory and written atomically at commit). `chunks` (may be
- *  NULL) is the storage chunking for formats that have one. */
+/** Create an output array at `path` (.npy: a temporary file written by
+ *  regions, published under `path` by voxa_store_commit; .zarr: chunks
+ *  written as they come, each atomically, the OME group metadata at commit -
+ *  an incomplete output of the same dtype, shape and chunks is resumed, not
+ *  overwritten; other formats are assembled in memory and written
+ *  atomically at commit). `chunks` (may be NULL) is the storage chunking. */
 VOXA_API voxa_status voxa_store_create(const char *path, voxa_dtype t, int ndim,
                                        const int64_t *shape, const int64_t *chunks,
                                        voxa_store **s);
@@ -36,6 +39,11 @@ VOXA_API voxa_status voxa_store_create(const char *path, voxa_dtype t, int ndim,
 VOXA_API voxa_status voxa_store_wrap(voxa_array *a, voxa_store **s);
 /** Dtype, ndim and shape of a store. */
 VOXA_API void voxa_store_info(const voxa_store *s, voxa_dtype *t, int *ndim, int64_t *shape);
+/** Voxel spacing of a store (an OME-Zarr input's scale): EUNSUPPORTED when
+ *  it has none. */
+VOXA_API voxa_status voxa_store_spacing(const voxa_store *s, double *spacing);
+/** Spacing an output records (OME-Zarr scale), e.g. the input's. */
+VOXA_API voxa_status voxa_store_set_spacing(voxa_store *s, const double *spacing);
 /** Copy the region starting at `lo` with dst's shape into dst (any strides). */
 VOXA_API voxa_status voxa_store_read(voxa_store *s, const int64_t *lo, voxa_array *dst);
 /** Write src (any strides) at region start `lo`. */

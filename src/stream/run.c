@@ -67,6 +67,10 @@ static voxa_status run_blocks(const voxa_args *a, voxa_store *in, voxa_store *ou
         }
         voxa_array iv = in ? voxa__shaped(&ibuf, nd, ishape) : (voxa_array){0};
         voxa_array ov = voxa__shaped(&obuf, nd, shape);
+        if (!(a->op->flags & VOXA_OP_COUNT) && voxa__store_done(out, lo, shape)) { /* resumed */
+            st = voxa__progress(progress, b + 1, p->nblocks);
+            continue;
+        }
         if (in) st = voxa_store_read(in, ilo, &iv);
         if (st == VOXA_OK)
             st = voxa_op_run_region(a, in ? &iv : NULL, ilo, &ov, lo, p->shape, NULL,
@@ -95,6 +99,10 @@ voxa_status voxa_stream_run(const voxa_args *a, voxa_store *in, voxa_store *out,
                      (long long)out->shape[d], (long long)p.shape[d]);
     const voxa_progress *progress = o ? &o->progress : NULL;
     if (count) *count = -1;
+    double sp[VOXA_MAXDIM];
+    if (in && in->ndim == out->ndim && voxa_store_spacing(in, sp) == VOXA_OK)
+        VOXA_CHECK(voxa_store_set_spacing(out, sp)); /* OME scale carried over */
+    voxa_clear_error();
     if (p.whole) return run_whole(a, a->op->ninputs ? in : NULL, out, &p, progress, count);
     if (p.global) return voxa__stream_label(a, &p, in, out, progress, count);
     return run_blocks(a, a->op->ninputs ? in : NULL, out, &p, progress, count);

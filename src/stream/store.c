@@ -60,6 +60,9 @@ voxa_status voxa_store_open(const char *path, voxa_store **out) {
     if (is_npy(path)) {
         s->kind = STORE_NPY;
         st = voxa__store_npy_open(s, path);
+    } else if (voxa__is_zarr_path(path)) {
+        s->kind = STORE_ZARR;
+        st = voxa__store_zarr_open(s, path);
     } else {
         s->kind = STORE_MEMORY;
         st = voxa_read(path, &s->view);
@@ -85,6 +88,9 @@ voxa_status voxa_store_create(const char *path, voxa_dtype t, int ndim, const in
     if (is_npy(path)) {
         s->kind = STORE_NPY;
         st = voxa__store_npy_create(s, path);
+    } else if (voxa__is_zarr_path(path)) {
+        s->kind = STORE_ZARR;
+        st = voxa__store_zarr_create(s, path, chunks);
     } else {
         s->kind = STORE_MEMORY;
         st = voxa_array_new(&s->view, t, ndim, shape);
@@ -92,6 +98,23 @@ voxa_status voxa_store_create(const char *path, voxa_dtype t, int ndim, const in
     if (st != VOXA_OK) voxa_store_close(s);
     else *out = s;
     return st;
+}
+
+voxa_status voxa_store_spacing(const voxa_store *s, double *spacing) {
+    VOXA_FAIL_IF(!s || !spacing, VOXA_EINVAL, "store spacing: NULL argument");
+    if (!s->has_spacing) return VOXA_EUNSUPPORTED;
+    memcpy(spacing, s->spacing, sizeof(double) * (size_t)s->ndim);
+    return VOXA_OK;
+}
+
+voxa_status voxa_store_set_spacing(voxa_store *s, const double *spacing) {
+    VOXA_FAIL_IF(!s || !spacing, VOXA_EINVAL, "store spacing: NULL argument");
+    for (int d = 0; d < s->ndim; d++)
+        VOXA_FAIL_IF(!(spacing[d] > 0), VOXA_EINVAL, "spacing: axis %d is %g, expected > 0", d,
+                     spacing[d]);
+    memcpy(s->spacing, spacing, sizeof(double) * (size_t)s->ndim);
+    s->has_spacing = 1;
+    return VOXA_OK;
 }
 
 void voxa_store_info(const voxa_store *s, voxa_dtype *t, int *ndim, int64_t *shape) {
@@ -118,6 +141,7 @@ voxa_status voxa_store_read(voxa_store *s, const int64_t *lo, voxa_array *dst) {
     VOXA_FAIL_IF(!s, VOXA_EINVAL, "store read: NULL store");
     VOXA_CHECK(check_region(s, lo, dst, "read"));
     if (s->kind == STORE_NPY) return voxa__store_npy_read(s, lo, dst);
+    if (s->kind == STORE_ZARR) return voxa_zarr_read(s->zarr, lo, dst);
     voxa_array part = voxa__subview(&s->view, lo, dst->shape);
     return voxa__copy_view(&part, dst);
 }
@@ -126,6 +150,7 @@ voxa_status voxa_store_write(voxa_store *s, const int64_t *lo, const voxa_array 
     VOXA_FAIL_IF(!s, VOXA_EINVAL, "store write: NULL store");
     VOXA_CHECK(check_region(s, lo, src, "write"));
     if (s->kind == STORE_NPY) return voxa__store_npy_write(s, lo, src);
+    if (s->kind == STORE_ZARR) return voxa_zarr_write(s->zarr, lo, src);
     voxa_array part = voxa__subview(&s->view, lo, src->shape);
     return voxa__copy_view(src, &part);
 }
@@ -133,7 +158,9 @@ voxa_status voxa_store_write(voxa_store *s, const int64_t *lo, const voxa_array 
 voxa_status voxa_store_commit(voxa_store *s) {
     VOXA_FAIL_IF(!s, VOXA_EINVAL, "store commit: NULL store");
     if (!s->created || s->committed) return VOXA_OK;
-    voxa_status st = s->kind == STORE_NPY ? voxa__store_npy_commit(s) : voxa_write(s->path, &s->view);
+    voxa_status st = s->kind == STORE_NPY    ? voxa__store_npy_commit(s)
+                     : s->kind == STORE_ZARR ? voxa__store_zarr_commit(s)
+                                             : voxa_write(s->path, &s->view);
     if (st == VOXA_OK) s->committed = 1;
     return st;
 }
@@ -142,6 +169,7 @@ void voxa_store_close(voxa_store *s) {
     if (!s) return;
     if (s->kind == STORE_NPY) voxa__store_npy_close(s);
     if (s->kind == STORE_MEMORY) voxa_array_free(&s->view);
+    if (s->kind == STORE_ZARR) voxa_zarr_close(s->zarr);
     free(s->path);
     free(s);
 }

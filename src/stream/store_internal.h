@@ -6,7 +6,7 @@
 #include "internal.h"
 #include "voxa/stream.h"
 
-typedef enum { STORE_VIEW, STORE_MEMORY, STORE_NPY } store_kind;
+typedef enum { STORE_VIEW, STORE_MEMORY, STORE_NPY, STORE_ZARR } store_kind;
 
 struct voxa_store {
     store_kind kind;
@@ -23,7 +23,24 @@ struct voxa_store {
     int64_t estride[VOXA_MAXDIM]; /* file layout, in elements */
     int swap;          /* the file's byte order is not native */
     char tmp[4096];    /* created .npy: the temporary being written */
+    /* ZARR */
+    voxa_zarr *zarr;
+    int ome;           /* an OME-Zarr image: group metadata written at commit */
+    int64_t unit[VOXA_MAXDIM]; /* the array's file unit (chunk or shard) */
+    double spacing[VOXA_MAXDIM];
+    int has_spacing;
 };
+
+/* Zarr by chunks (store_zarr.c): outputs of 2 or 3 dimensions are OME-Zarr
+ * images whose dataset "0" is written block by block and whose group
+ * metadata, written at commit, marks them complete. */
+int voxa__is_zarr_path(const char *path);
+voxa_status voxa__store_zarr_open(voxa_store *s, const char *path);
+voxa_status voxa__store_zarr_create(voxa_store *s, const char *path, const int64_t *chunks);
+voxa_status voxa__store_zarr_commit(voxa_store *s);
+/* Whether the output region [lo, lo + shape) was written by an earlier,
+ * interrupted run (every file unit it covers exists): resume skips it. */
+int voxa__store_done(voxa_store *s, const int64_t *lo, const int64_t *shape);
 
 /* .npy by regions: pread/pwrite of the runs along the file's contiguous
  * axis (store_npy.c). */

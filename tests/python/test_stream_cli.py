@@ -10,6 +10,7 @@ import pytest
 from scipy import ndimage as ndi
 
 from conftest import CLI
+import voxa
 
 
 def run(*args):
@@ -137,3 +138,50 @@ def test_killed_run_leaves_no_output(tmp_path):
 def ball(r):
     g = np.mgrid[-r:r + 1, -r:r + 1, -r:r + 1]
     return (g ** 2).sum(0) <= r * r
+
+
+zarr = pytest.importorskip("zarr")
+
+
+def test_zarr_in_and_out(tmp_path):
+    m = np.random.default_rng(2).random((40, 50, 45)) < 0.5
+    z = zarr.create_array(tmp_path / "in.zarr", shape=m.shape, chunks=(16, 32, 32), dtype=bool)
+    z[:] = m
+    r = run("label", tmp_path / "in.zarr", "-o", tmp_path / "l.zarr", "--connectivity", 3,
+            "--mem-limit", "200K")
+    assert r.returncode == 0, r.stderr
+    want, n = ndi.label(m, ndi.generate_binary_structure(3, 3))
+    np.testing.assert_array_equal(zarr.open_group(tmp_path / "l.zarr")["0"][:], want)
+    assert r.stdout.strip() == str(n)
+    r = run("morph", "close", tmp_path / "in.zarr", "-o", tmp_path / "c.zarr", "--diamond", 2,
+            "--mem-limit", "1G", "--chunks", "7,50,45")
+    assert r.returncode == 0, r.stderr
+    got = zarr.open_group(tmp_path / "c.zarr")["0"][:]
+    np.testing.assert_array_equal(got, ndi.binary_closing(m, ndi.iterate_structure(
+        ndi.generate_binary_structure(3, 1), 2)))
+
+
+def test_zarr_resume_after_kill(tmp_path):
+    big = np.random.default_rng(3).random((96, 512, 512)) < 0.5
+    np.save(tmp_path / "big.npy", big)
+    out = tmp_path / "o.zarr"
+    args = [CLI, "--threads", "1", "morph", "open", str(tmp_path / "big.npy"), "-o", str(out),
+            "--ball", "8", "--mem-limit", "1G", "--chunks", "4,512,512"]
+    p = subprocess.Popen(args)
+    while p.poll() is None:  # kill once a few blocks are written
+        time.sleep(0.01)
+        if out.exists() and sum(f.is_file() for f in (out / "0").rglob("*")) >= 4:
+            p.send_signal(signal.SIGKILL)
+    p.wait()
+    assert p.returncode == -signal.SIGKILL, "the run ended before it could be killed"
+    assert not (out / "zarr.json").exists()  # not marked complete
+    before = {f: f.stat().st_mtime_ns for f in (out / "0").rglob("*") if f.is_file()
+              and f.name != "zarr.json"}
+    assert before
+    r = subprocess.run(args, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert (out / "zarr.json").exists()
+    kept = [f for f, t in before.items() if f.exists() and f.stat().st_mtime_ns == t]
+    assert kept  # chunks of the killed run were not rewritten
+    np.testing.assert_array_equal(zarr.open_group(out)["0"][:],
+                                  voxa.binary_opening(big, ball=8))

@@ -130,12 +130,30 @@ def richardson_lucy(image, psf, num_iter=20, boundary="free", clip=False,
     whole-image result for ``boundary='zero'`` (see docs/stream.md)."""
     x = da.asarray(image)
     psf = np.asarray(psf)
+    if psf.ndim == x.ndim:  # every chunk at least the PSF's size (RL needs it)
+        x = x.rechunk(tuple(_at_least(c, m) for c, m in zip(x.chunks, psf.shape)))
     lo, hi = _voxa.op_halo("deconvolve", x.ndim, psf=psf, iterations=int(num_iter), halo=halo)
     return _overlap(x, _rl_np, [max(a, b) for a, b in zip(lo, hi)], np.dtype(dtype), psf=psf,
                     num_iter=num_iter, boundary=boundary, clip=clip,
                     filter_epsilon=filter_epsilon, accelerate=accelerate, dtype=dtype,
                     name="voxa-deconvolve-" + tokenize(x, psf, num_iter, boundary, clip,
                                                        filter_epsilon, accelerate, dtype, halo))
+
+
+def _at_least(chunks, m):
+    """Chunks of one axis merged with their neighbours until each has >= m voxels."""
+    out, acc = [], 0
+    for c in chunks:
+        acc += c
+        if acc >= m:
+            out.append(acc)
+            acc = 0
+    if acc:
+        if out:
+            out[-1] += acc
+        else:
+            out.append(acc)
+    return tuple(out)
 
 
 # ---- balls -----------------------------------------------------------------------------

@@ -154,3 +154,18 @@ voxa_array cli_store_meta(const voxa_store *s) {
     a.data = &dummy;
     return a;
 }
+
+int cli_spacing_axes(const char *cmd, double *sp, int nsp, int ndim) {
+    if (nsp == 1)
+        for (int d = 1; d < ndim; d++) sp[d] = sp[0];
+    else if (nsp && nsp != ndim)
+        return cli_error(cmd, CLI_USAGE, "--spacing has %d values for a %d-D input", nsp, ndim);
+    return CLI_OK;
+}
+
+int cli_open_stores(const char *cmd, const char *a_path, voxa_store **a, const char *b_path,
+                    voxa_store **b) {
+    voxa_status s = a_path ? voxa_store_open(a_path, a) : VOXA_OK;
+    if (s == VOXA_OK && b_path) s = voxa_store_open(b_path, b);
+    return s == VOXA_OK ? CLI_OK : cli_fail(cmd, s);
+}

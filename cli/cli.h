@@ -74,6 +74,13 @@ int cli_run_op(const voxa_op *op, int argc, char **argv);
 /* A byte size: a positive number with an optional K, M, G or T suffix
  * (powers of 1024) and an optional B. */
 bool cli_parse_size(const char *s, int64_t *out);
+/* Open the stores of the paths given (NULL: skipped); on failure report it
+ * and return CLI_FAIL (close what opened either way). */
+int cli_open_stores(const char *cmd, const char *a_path, voxa_store **a, const char *b_path,
+                    voxa_store **b);
+/* A --spacing list of nsp values (0: not given) for an ndim-D input: one value
+ * is repeated on every axis; another count than 1 or ndim is a usage error. */
+int cli_spacing_axes(const char *cmd, double *sp, int nsp, int ndim);
 /* A view with a store's dtype, ndim and shape and no data, for checks. */
 voxa_array cli_store_meta(const voxa_store *s);
 /* Run `voxa <group> <op> ...`: argv[0] is the group. */

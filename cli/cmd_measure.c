@@ -64,23 +64,13 @@ int voxa_cmd_measure(int argc, char **argv) {
 
     voxa_store *ls = NULL, *is = NULL;
     voxa_measure_table t = {0};
-    voxa_status s = voxa_store_open(pos[0], &ls);
-    if (s == VOXA_OK && int_path) s = voxa_store_open(int_path, &is);
-    if (s != VOXA_OK) {
-        rc = cli_fail("measure", s);
-        goto done;
-    }
+    voxa_status s = VOXA_OK;
+    if ((rc = cli_open_stores("measure", pos[0], &ls, int_path, &is)) != CLI_OK) goto done;
     voxa_dtype lt;
     int nd;
     int64_t shape[VOXA_MAXDIM];
     voxa_store_info(ls, &lt, &nd, shape);
-    if (nsp == 1)
-        for (int d = 1; d < nd; d++) sp[d] = sp[0];
-    else if (sp_s && nsp != nd) {
-        rc = cli_error("measure", CLI_USAGE, "--spacing has %d values for the %d-D labels %s",
-                       nsp, nd, pos[0]);
-        goto done;
-    }
+    if ((rc = cli_spacing_axes("measure", sp, nsp, nd)) != CLI_OK) goto done;
     voxa_progress prog = {cli_progress, (void *)"measure"};
     s = voxa_measure_store(ls, is, sp_s ? sp : NULL, mem, prog, &t);
     if (s == VOXA_OK) s = voxa_measure_write_csv(&t, props, out_path);

@@ -67,22 +67,13 @@ int voxa_cmd_preview(int argc, char **argv) {
     voxa_store *is = NULL, *ls = NULL;
     voxa_array rgb = {0};
     voxa_status s = VOXA_OK;
-    if (npos == 1) s = voxa_store_open(pos[0], &is);
-    if (s == VOXA_OK && lab_path) s = voxa_store_open(lab_path, &ls);
-    if (s != VOXA_OK) {
-        rc = cli_fail("preview", s);
+    if ((rc = cli_open_stores("preview", npos == 1 ? pos[0] : NULL, &is, lab_path, &ls)) != CLI_OK)
         goto done;
-    }
     voxa_dtype t;
     int nd;
     int64_t shape[VOXA_MAXDIM];
     voxa_store_info(is ? is : ls, &t, &nd, shape);
-    if (nsp == 1)
-        for (int d = 1; d < nd; d++) sp[d] = sp[0];
-    else if (sp_s && nsp != nd) {
-        rc = cli_error("preview", CLI_USAGE, "--spacing has %d values for a %d-D input", nsp, nd);
-        goto done;
-    }
+    if ((rc = cli_spacing_axes("preview", sp, nsp, nd)) != CLI_OK) goto done;
     if (pt_s && npt != nd) {
         rc = cli_error("preview", CLI_USAGE, "--point has %d values for a %d-D input", npt, nd);
         goto done;

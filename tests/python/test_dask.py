@@ -146,3 +146,20 @@ def test_distributed_processes(mask):
         assert int(gn) == wn
         o = client.compute(vd.binary_opening(da.from_array(mask, chunks=10), ball=2), sync=True)
         np.testing.assert_array_equal(o, voxa.binary_opening(mask, ball=2))
+
+
+def test_w2_example_runs(tmp_path):
+    import os
+    import subprocess
+    import sys
+    pytest.importorskip("ome_zarr")
+    script = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "dask_w2.py")
+    r = subprocess.run([sys.executable, script, "--scale", "0.02", "--iterations", "2", "--out",
+                        str(tmp_path / "o.zarr")], cwd=tmp_path, capture_output=True, text=True,
+                       env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
+    assert r.returncode == 0, r.stderr
+    zarr = pytest.importorskip("zarr")
+    out = zarr.open_group(tmp_path / "o.zarr")
+    ms = (out.attrs["ome"] if "ome" in out.attrs else out.attrs)["multiscales"][0]
+    first = out[ms["datasets"][0]["path"]]
+    assert first.shape == (19, 41, 41) and first.dtype == np.float32

@@ -93,6 +93,7 @@ voxa_status voxa_op_halo(const voxa_args *a, int ndim, int64_t *lo, int64_t *hi)
     VOXA_FAIL_IF(ndim < 0 || ndim > VOXA_MAXDIM, VOXA_EINVAL, "ndim %d out of range", ndim);
     VOXA_FAIL_IF(a->op->flags & VOXA_OP_GLOBAL, VOXA_EUNSUPPORTED,
                  "%s: a global op has no halo (chunks are merged instead)", a->op->name);
+    VOXA_CHECK(check_groups(a)); /* halo rules may read required parameters */
     for (int d = 0; d < ndim; d++) lo[d] = hi[d] = 0;
     return a->op->halo ? a->op->halo(a, ndim, lo, hi) : VOXA_OK;
 }

@@ -116,6 +116,10 @@ static void test_halos(void) {
     CHECK_OK(voxa_args_init(&a, voxa_op_find("label")));
     CHECK_STATUS(voxa_op_halo(&a, 3, lo, hi), VOXA_EUNSUPPORTED); /* global */
     voxa_args_free(&a);
+    CHECK_OK(voxa_args_init(&a, voxa_op_find("deconvolve")));
+    CHECK_STATUS(voxa_op_halo(&a, 3, lo, hi), VOXA_EINVAL); /* regression: no psf crashed */
+    CHECK_MSG("psf: required");
+    voxa_args_free(&a);
     int64_t prev = -1;
     for (int s = 1; s <= 9; s += 2) {
         voxa_array psf;

@@ -89,6 +89,10 @@ typedef struct voxa_table {
 /** Parse CSV text (header row, comma separated, optional quotes, \n or \r\n). */
 VOXA_API voxa_status voxa_csv_parse(const char *text, size_t len, voxa_table *t);
 VOXA_API voxa_status voxa_csv_read(const char *path, voxa_table *t);
+/** Write a table as CSV (header, then rows; numbers round-trip through
+ *  voxa_csv_parse, integers up to 2^53 print without a decimal point),
+ *  atomically. Errors: EINVAL (no columns), EIO. */
+VOXA_API voxa_status voxa_csv_write(const char *path, const voxa_table *t);
 VOXA_API void voxa_table_free(voxa_table *t);
 /** Index of the column called `name` (case-insensitive), or -1. */
 VOXA_API int voxa_table_column(const voxa_table *t, const char *name);

@@ -674,10 +674,35 @@ static void test_csv(void) {
     CHECK_MSG("line 2");
 }
 
+static void test_csv_write(void) {
+    char path[600];
+    snprintf(path, sizeof path, "%s/w.csv", dir);
+    char *names[3] = {"label", "a,\"b\"", "x"};
+    double v[6] = {9007199254740992.0, -0.0, 1.0 / 3.0, NAN, INFINITY, -1e-300};
+    voxa_table t = {.nrows = 2, .ncols = 3, .names = names, .values = v}, back;
+    CHECK_OK(voxa_csv_write(path, &t));
+    CHECK_OK(voxa_csv_read(path, &back));
+    CHECK(back.nrows == 2 && back.ncols == 3 && !strcmp(back.names[1], "a,\"b\""));
+    CHECK(back.values[0] == 9007199254740992.0 && back.values[2] == 1.0 / 3.0 &&
+          back.values[3] != back.values[3] && back.values[4] == INFINITY &&
+          back.values[5] == -1e-300 && signbit(back.values[1]));
+    voxa_table_free(&back);
+    FILE *f = fopen(path, "r");
+    char line[128] = "";
+    CHECK(f && fgets(line, sizeof line, f) && fgets(line, sizeof line, f));
+    CHECK(!strncmp(line, "9007199254740992,", 17)); /* integers without a point */
+    if (f) fclose(f);
+    snprintf(path, sizeof path, "%s/no/such/dir/w.csv", dir);
+    CHECK_STATUS(voxa_csv_write(path, &t), VOXA_EIO);
+    t.ncols = 0;
+    CHECK_STATUS(voxa_csv_write(path, &t), VOXA_EINVAL);
+}
+
 int main(void) {
     snprintf(dir, sizeof dir, "/tmp/voxa-test-io-%ld", (long)getpid());
     mkdir(dir, 0700);
     RUN(test_npy_roundtrip);
+    RUN(test_csv_write);
     RUN(test_npy_fortran_bigendian);
     RUN(test_npy_bad_files);
     RUN(test_output_paths);

@@ -1,12 +1,12 @@
-/* The measure table as CSV (voxa_measure_write_csv): a header row with
- * regionprops_table's column names, one row per label, written to a
- * temporary file renamed when complete (never a partial table under the
- * final name). Doubles use %.17g so they read back to the same bits. */
+/* The measure table as CSV (voxa_measure_write_csv): the selected
+ * properties become a voxa_table with regionprops_table's column names,
+ * written by the io layer's voxa_csv_write (atomic; %.17g, so values read
+ * back to the same bits; integers exact up to 2^53). */
 #include "measure_internal.h"
-
-#include "io/atomic.h"
+#include "voxa/io.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 enum { P_LABEL, P_AREA, P_NUM_PIXELS, P_CENTROID, P_BBOX, P_MEAN, P_MIN, P_MAX, P_SUM, P_WCENTROID,
@@ -45,68 +45,56 @@ static voxa_status parse_props(const char *text, int with_intensity, int *ids, i
     return VOXA_OK;
 }
 
-static void put_double(FILE *f, double v) {
-    if (v != v) fputs("nan", f);
-    else if (isinf(v)) fputs(v > 0 ? "inf" : "-inf", f);
-    else fprintf(f, "%.17g", v);
+/* Columns of property `id` and the value of column c of row r. */
+static int ncols_of(int id, int nd) {
+    return id == P_CENTROID || id == P_WCENTROID ? nd : id == P_BBOX ? 2 * nd : 1;
 }
 
+static double cell(const voxa_measure_table *t, int id, int64_t r, int c) {
+    int nd = t->ndim;
+    switch (id) {
+    case P_LABEL: return (double)t->label[r];
+    case P_NUM_PIXELS: return (double)t->num_pixels[r];
+    case P_AREA: return t->area[r];
+    case P_MEAN: return t->intensity_mean[r];
+    case P_MIN: return t->intensity_min[r];
+    case P_MAX: return t->intensity_max[r];
+    case P_SUM: return t->intensity_sum[r];
+    case P_BBOX: return (double)t->bbox[r * 2 * nd + c];
+    case P_CENTROID: return t->centroid[r * nd + c];
+    default: return t->centroid_weighted[r * nd + c];
+    }
+}
+
+/* The selected columns as a voxa_table (labels and counts are exact up to
+ * 2^53 as doubles), written by the io layer's CSV writer. */
 voxa_status voxa_measure_write_csv(const voxa_measure_table *t, const char *properties,
                                    const char *path) {
     VOXA_FAIL_IF(!t, VOXA_EINVAL, "table: NULL");
     VOXA_FAIL_IF(!path || !*path, VOXA_EINVAL, "path: empty");
-    int ids[MAXPROPS], n = 0;
+    int ids[MAXPROPS], n = 0, nd = t->ndim;
     if (!properties)
         properties = t->has_intensity
                          ? "label,area,centroid,bbox,intensity_mean,intensity_min,"
                            "intensity_max,intensity_sum,centroid_weighted"
                          : "label,area,centroid,bbox";
     VOXA_CHECK(parse_props(properties, t->has_intensity, ids, &n));
-    int nd = t->ndim;
-    voxa__atomic w;
-    FILE *f = NULL;
-    VOXA_CHECK(voxa__atomic_begin(&w, path));
-    voxa_status st = voxa__atomic_fopen(&w, &f);
-    if (st != VOXA_OK) return voxa__atomic_end(&w, NULL, st);
-    /* Header. */
-    for (int i = 0; i < n; i++) {
-        const char *nm = prop_names[ids[i]];
-        int cols = ids[i] == P_CENTROID || ids[i] == P_WCENTROID ? nd
-                   : ids[i] == P_BBOX                            ? 2 * nd
-                                                                 : 0;
-        if (!cols) fprintf(f, "%s%s", i ? "," : "", nm);
-        for (int c = 0; c < cols; c++) fprintf(f, "%s%s-%d", i || c ? "," : "", nm, c);
-    }
-    fputc('\n', f);
-    for (int64_t r = 0; r < t->n; r++) {
-        for (int i = 0; i < n; i++) {
-            if (i) fputc(',', f);
-            switch (ids[i]) {
-            case P_LABEL: fprintf(f, "%lld", (long long)t->label[r]); break;
-            case P_NUM_PIXELS: fprintf(f, "%lld", (long long)t->num_pixels[r]); break;
-            case P_AREA: put_double(f, t->area[r]); break;
-            case P_MEAN: put_double(f, t->intensity_mean[r]); break;
-            case P_MIN: put_double(f, t->intensity_min[r]); break;
-            case P_MAX: put_double(f, t->intensity_max[r]); break;
-            case P_SUM: put_double(f, t->intensity_sum[r]); break;
-            case P_BBOX:
-                for (int c = 0; c < 2 * nd; c++)
-                    fprintf(f, c ? ",%lld" : "%lld", (long long)t->bbox[r * 2 * nd + c]);
-                break;
-            case P_CENTROID:
-            case P_WCENTROID: {
-                const double *v = ids[i] == P_CENTROID ? t->centroid : t->centroid_weighted;
-                for (int c = 0; c < nd; c++) {
-                    if (c) fputc(',', f);
-                    put_double(f, v[r * nd + c]);
-                }
-                break;
-            }
-            default: break;
-            }
+    voxa_table out = {.nrows = t->n};
+    for (int i = 0; i < n; i++) out.ncols += ncols_of(ids[i], nd);
+    char names[MAXPROPS * 2 * VOXA_MAXDIM][40], *name_ptr[MAXPROPS * 2 * VOXA_MAXDIM];
+    out.names = name_ptr;
+    out.values = malloc((size_t)(t->n * out.ncols + 1) * sizeof *out.values);
+    VOXA_FAIL_IF(!out.values, VOXA_ENOMEM, "table: out of memory for %lld rows",
+                 (long long)t->n);
+    for (int i = 0, col = 0; i < n; i++)
+        for (int c = 0; c < ncols_of(ids[i], nd); c++, col++) {
+            if (ncols_of(ids[i], nd) == 1) snprintf(names[col], 40, "%s", prop_names[ids[i]]);
+            else snprintf(names[col], 40, "%s-%d", prop_names[ids[i]], c);
+            name_ptr[col] = names[col];
+            for (int64_t r = 0; r < t->n; r++)
+                out.values[r * out.ncols + col] = cell(t, ids[i], r, c);
         }
-        fputc('\n', f);
-    }
-    if (ferror(f)) st = voxa__error(VOXA_EIO, "%s: write failed", path);
-    return voxa__atomic_end(&w, f, st);
+    voxa_status st = voxa_csv_write(path, &out);
+    free(out.values);
+    return st;
 }

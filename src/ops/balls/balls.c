@@ -26,7 +26,7 @@
  * Owner mode stores the 1-based index of the nearest point within reach, the
  * lower index on ties; the distance to the current owner is recomputed
  * (exactly as above) when balls overlap, so no distance buffer is needed. */
-#include "internal.h"
+#include "balls_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -48,23 +48,19 @@ typedef struct ctx {
     int64_t maxspan;  /* max hi[0] - lo[0] over ordered points */
 } ctx;
 
-static inline double term(double v, double p, double s) {
-    double t = (v - p) * s;
-    return t * t;
-}
-
 /* Squared spaced distance from voxel idx to point k, summed as in the header. */
 static double dist2(const ctx *c, const int64_t *idx, int64_t k) {
     const double *pt = c->p->points + k * c->ndim;
     double sum = 0;
-    for (int d = 0; d < c->ndim; d++) sum += term((double)idx[d], pt[d], c->sp[d]);
+    for (int d = 0; d < c->ndim; d++)
+        sum += voxa__balls_term((double)idx[d], pt[d], c->sp[d]);
     return sum;
 }
 
-/* Interval of integer x in [0, n) with fl(partial + term(x)) <= r2, or
- * lo > hi when empty. */
-static void run_bounds(double partial, double p, double s, double r2, int64_t n, int64_t *lo,
-                       int64_t *hi) {
+/* See balls_internal.h: the candidate run from the real root, then the
+ * exact test moves each end by whole voxels. */
+void voxa__balls_run_bounds(double partial, double p, double s, double r2, int64_t n,
+                            int64_t *lo, int64_t *hi) {
     double rem = r2 - partial;
     double half = rem > 0 ? sqrt(rem) / s : 0;
     double flo = ceil(p - half), fhi = floor(p + half);
@@ -76,7 +72,7 @@ static void run_bounds(double partial, double p, double s, double r2, int64_t n,
         return;
     }
     int64_t a = (int64_t)flo, b = (int64_t)fhi;
-#define INSIDE(x) (partial + term((double)(x), p, s) <= r2)
+#define INSIDE(x) (partial + voxa__balls_term((double)(x), p, s) <= r2)
     while (a - 1 >= 0 && INSIDE(a - 1)) a--;
     while (a <= b && !INSIDE(a)) a++;
     while (b + 1 < n && INSIDE(b + 1)) b++;
@@ -170,7 +166,7 @@ static void paint(const slab_ctx *s, int64_t k, int64_t b0, int64_t b1) {
     partial[0] = 0;
     if (c->ndim == 1) {
         int64_t lo, hi;
-        run_bounds(0, pt[0], c->sp[0], bx->r2, o->shape[0], &lo, &hi);
+        voxa__balls_run_bounds(0, pt[0], c->sp[0], bx->r2, o->shape[0], &lo, &hi);
         if (lo < b0) lo = b0;
         if (hi > b1 - 1) hi = b1 - 1;
         if (lo <= hi) {
@@ -188,10 +184,11 @@ static void paint(const slab_ctx *s, int64_t k, int64_t b0, int64_t b1) {
     int from = 0;
     for (;;) {
         for (int d = from; d < last; d++)
-            partial[d + 1] = partial[d] + term((double)idx[d], pt[d], c->sp[d]);
+            partial[d + 1] = partial[d] + voxa__balls_term((double)idx[d], pt[d], c->sp[d]);
         if (partial[last] <= bx->r2) {
             int64_t lo, hi;
-            run_bounds(partial[last], pt[last], c->sp[last], bx->r2, o->shape[last], &lo, &hi);
+            voxa__balls_run_bounds(partial[last], pt[last], c->sp[last], bx->r2, o->shape[last],
+                                   &lo, &hi);
             if (lo <= hi) {
                 idx[last] = 0;
                 char *line = (char *)o->data + voxa__offset(o, idx);
@@ -290,7 +287,7 @@ static bool make_box(const ctx *c, int64_t k, box *b) {
     b->r2 = r * r;
     const double *pt = c->p->points + k * c->ndim;
     for (int d = 0; d < c->ndim; d++) {
-        run_bounds(0, pt[d], c->sp[d], b->r2, c->out->shape[d], &b->lo[d], &b->hi[d]);
+        voxa__balls_run_bounds(0, pt[d], c->sp[d], b->r2, c->out->shape[d], &b->lo[d], &b->hi[d]);
         if (b->lo[d] > b->hi[d]) return false;
     }
     return true;

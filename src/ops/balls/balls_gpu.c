@@ -9,42 +9,12 @@
  *
  * Device memory: mask = 1 byte per voxel; owner = 16 bytes per voxel (the
  * best distance and the owner, both 64-bit); plus 72 bytes per point. */
-#include "internal.h"
+#include "balls_internal.h"
 #include "backend/gpu.h"
 #include "balls_gpu.h"
 
 #include <math.h>
 #include <string.h>
-
-static inline double term(double v, double p, double s) {
-    double t = (v - p) * s;
-    return t * t;
-}
-
-/* balls.c's run_bounds (a copy: it is file-static there); with partial 0 it
- * gives the exact box of a point on one axis. */
-static void run_bounds(double partial, double p, double s, double r2, int64_t n, int64_t *lo,
-                       int64_t *hi) {
-    double rem = r2 - partial;
-    double half = rem > 0 ? sqrt(rem) / s : 0;
-    double flo = ceil(p - half), fhi = floor(p + half);
-    if (flo < -1) flo = -1;
-    if (fhi > (double)n) fhi = (double)n;
-    if (flo > (double)n || fhi < -1 || flo > fhi + 1) {
-        *lo = 1, *hi = 0;
-        return;
-    }
-    int64_t a = (int64_t)flo, b = (int64_t)fhi;
-#define INSIDE(x) (partial + term((double)(x), p, s) <= r2)
-    while (a - 1 >= 0 && INSIDE(a - 1)) a--;
-    while (a <= b && !INSIDE(a)) a++;
-    while (b + 1 < n && INSIDE(b + 1)) b++;
-    while (b >= a && !INSIDE(b)) b--;
-#undef INSIDE
-    if (a < 0) a = 0;
-    if (b > n - 1) b = n - 1;
-    *lo = a, *hi = b;
-}
 
 /* Owner values back to the output dtype: INT64_MAX (no owner) -> 0, k -> k + 1. */
 static void write_owner(const int64_t *own, voxa_array *out) {
@@ -103,7 +73,7 @@ voxa_status voxa__balls_gpu(voxa_backend b, const voxa_balls_params *p, voxa_arr
         for (int d = 0; d < 3; d++) pts[3 * k + d] = d < pad ? 0.0 : p->points[k * nd + d - pad];
         int64_t lo[3], hi[3], lines = 1;
         for (int d = 0; d < 3; d++) {
-            run_bounds(0, pts[3 * k + d], sp[d], r2s[k], sh[d], &lo[d], &hi[d]);
+            voxa__balls_run_bounds(0, pts[3 * k + d], sp[d], r2s[k], sh[d], &lo[d], &hi[d]);
             if (lo[d] > hi[d]) lines = 0;
         }
         if (lines) lines = (hi[0] - lo[0] + 1) * (hi[1] - lo[1] + 1);

@@ -146,15 +146,6 @@ bool cli_parse_size(const char *s, int64_t *out) {
     return *out > 0;
 }
 
-voxa_array cli_store_meta(const voxa_store *s) {
-    static char dummy; /* a metadata view: checks read dtype, ndim and shape only */
-    voxa_array a;
-    memset(&a, 0, sizeof a);
-    voxa_store_info(s, &a.dtype, &a.ndim, a.shape);
-    a.data = &dummy;
-    return a;
-}
-
 int cli_spacing_axes(const char *cmd, double *sp, int nsp, int ndim) {
     if (nsp == 1)
         for (int d = 1; d < ndim; d++) sp[d] = sp[0];

@@ -81,8 +81,6 @@ int cli_open_stores(const char *cmd, const char *a_path, voxa_store **a, const c
 /* A --spacing list of nsp values (0: not given) for an ndim-D input: one value
  * is repeated on every axis; another count than 1 or ndim is a usage error. */
 int cli_spacing_axes(const char *cmd, double *sp, int nsp, int ndim);
-/* A view with a store's dtype, ndim and shape and no data, for checks. */
-voxa_array cli_store_meta(const voxa_store *s);
 /* Run `voxa <group> <op> ...`: argv[0] is the group. */
 int cli_run_group(int argc, char **argv);
 /* Help generated from the descriptors: one op, or every op of a group. */

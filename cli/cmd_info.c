@@ -8,7 +8,7 @@ const char voxa_cmd_info_help[] =
     "Print shape, dtype, min/max and foreground (non-zero) count of an array file.\n"
     "\n"
     "usage: voxa info FILE\n"
-    "  FILE   .npy or .tif/.tiff\n";
+    "  FILE   .npy, .tif/.tiff or .zarr (an array or an OME-Zarr image)\n";
 
 /* Walk every element once in C order, accumulating min/max as doubles and
  * counting non-zeros. Integers above 2^53 lose exactness in min/max only. */

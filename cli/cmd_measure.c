@@ -15,7 +15,7 @@ const char voxa_cmd_measure_help[] =
     "\n"
     "usage: voxa measure LABELS -o OUT.csv [--intensity IMAGE] [--spacing Z,Y,X]\n"
     "                    [--properties P,...] [--mem-limit BYTES]\n"
-    "  LABELS              integer label image (.npy or .tif/.tiff); labels <= 0\n"
+    "  LABELS              integer label image (.npy, .tif, .zarr); labels <= 0\n"
     "                      are background\n"
     "  -o, --output OUT    CSV table with a header, written atomically\n"
     "  --intensity IMAGE   same shape, any dtype: adds intensity_mean, _min, _max,\n"

@@ -14,7 +14,7 @@ const char voxa_cmd_preview_help[] =
     "usage: voxa preview IN -o OUT.png [--labels LABELS] [--spacing Z,Y,X]\n"
     "                    [--point Z,Y,X] [--percentiles LO,HI] [--mem-limit BYTES]\n"
     "       voxa preview --labels LABELS -o OUT.png [...]\n"
-    "  IN                  2-D or 3-D image, any dtype (.npy, .tif/.tiff)\n"
+    "  IN                  2-D or 3-D image, any dtype (.npy, .tif, .zarr)\n"
     "  -o, --output OUT    PNG, written atomically. 3-D: maximum-intensity\n"
     "                      projections (left) and slices through --point (right),\n"
     "                      each as x-y, z-y (right of it) and x-z (below it)\n"

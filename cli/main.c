@@ -67,7 +67,7 @@ static void usage(FILE *f) {
             "usage: voxa [--threads N] <command> [args] [-o OUT] [--options]\n"
             "       voxa help <command> | voxa --version\n\n"
             "Fast, exact, lean processing of big 2D/3D microscopy images.\n"
-            "Files: .npy and .tif/.tiff, chosen by extension.\n\ncommands:\n");
+            "Files: .npy, .tif/.tiff and .zarr, chosen by extension.\n\ncommands:\n");
     for (int i = 0; i < n; i++) fprintf(f, "  %-12s %s\n", list[i].name, list[i].summary);
     fprintf(f, "\nglobal options:\n"
                "  --threads N   worker threads (default: VOXA_NUM_THREADS or all cores)\n"

@@ -272,7 +272,7 @@ static int set_args(const call *c, voxa_args *a, voxa_array *in, voxa_store **st
         if (pass == 1 && op->ninputs > 0 &&
             (store ? voxa_store_open(c->in_path, store) : voxa_read(c->in_path, in)) != VOXA_OK)
             return cli_error(c->cmd, CLI_FAIL, "%s", library_message(c));
-        if (pass == 1 && store && *store) *in = cli_store_meta(*store);
+        if (pass == 1 && store && *store) *in = voxa_store_meta(*store);
         for (int k = 0; k < c->nopt; k++) {
             const voxa_param *p = &op->params[c->param[k]];
             if (file_valued(p) != (pass == 1)) continue;

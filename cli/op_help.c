@@ -186,7 +186,8 @@ static void block(FILE *f, const char *cmd, const voxa_op *op) {
     usage(f, cmd, op);
     if (op->ninputs > 0) {
         char text[512];
-        size_t len = (size_t)snprintf(text, sizeof text, "input array (.npy or .tif/.tiff), ");
+        size_t len =
+            (size_t)snprintf(text, sizeof text, "input array (.npy, .tif/.tiff, .zarr), ");
         if (!op->in_dtypes) snprintf(text + len, sizeof text - len, "any dtype");
         for (int t = 0, k = 0; op->in_dtypes && t < 32 && len < sizeof text; t++)
             if (op->in_dtypes & (1u << t))
@@ -194,7 +195,9 @@ static void block(FILE *f, const char *cmd, const voxa_op *op) {
                                         voxa_dtype_name((voxa_dtype)t));
         option_line(f, 2, "IN", text);
     }
-    option_line(f, 2, "-o, --output OUT", "output array (.npy or .tif/.tiff), written atomically");
+    option_line(f, 2, "-o, --output OUT",
+                "output array (.npy, .tif/.tiff, .zarr), written atomically (.zarr: chunk by "
+                "chunk, marked complete last)");
     for (int i = 0; i < op->nparams; i++) {
         const voxa_param *p = &op->params[i];
         if (!shown(p)) continue;

@@ -39,6 +39,9 @@ VOXA_API voxa_status voxa_store_create(const char *path, voxa_dtype t, int ndim,
 VOXA_API voxa_status voxa_store_wrap(voxa_array *a, voxa_store **s);
 /** Dtype, ndim and shape of a store. */
 VOXA_API void voxa_store_info(const voxa_store *s, voxa_dtype *t, int *ndim, int64_t *shape);
+/** A view with the store's dtype, ndim and shape whose data must not be
+ *  read: for voxa_op_check / voxa_op_output before a streamed run. */
+VOXA_API voxa_array voxa_store_meta(const voxa_store *s);
 /** Voxel spacing of a store (an OME-Zarr input's scale): EUNSUPPORTED when
  *  it has none. */
 VOXA_API voxa_status voxa_store_spacing(const voxa_store *s, double *spacing);

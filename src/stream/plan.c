@@ -9,19 +9,6 @@
 #include <stdio.h>
 #include <string.h>
 
-/* A metadata-only view of a store: ops' checks and output rules read only
- * dtype, ndim and shape. */
-voxa_array voxa__store_meta(const voxa_store *s) {
-    static char dummy;
-    voxa_array a;
-    memset(&a, 0, sizeof a);
-    a.data = &dummy;
-    a.dtype = s->t;
-    a.ndim = s->ndim;
-    memcpy(a.shape, s->shape, sizeof a.shape);
-    return a;
-}
-
 static int64_t working_set(const voxa_stream_plan *p, const int64_t *b, double per_grown,
                            size_t out_es) {
     int64_t g = 1, n = 1;
@@ -39,7 +26,7 @@ voxa_status voxa_stream_plan_make(const voxa_args *a, voxa_store *in,
     const voxa_op *op = a->op;
     VOXA_FAIL_IF(op->ninputs > 0 && !in, VOXA_EINVAL, "%s: no input", op->name);
     memset(p, 0, sizeof *p);
-    voxa_array meta = in ? voxa__store_meta(in) : (voxa_array){0};
+    voxa_array meta = in ? voxa_store_meta(in) : (voxa_array){0};
     const voxa_array *m = in ? &meta : NULL;
     VOXA_CHECK(voxa_op_check(a, m));
     VOXA_CHECK(voxa_op_output(a, m, &p->out_dtype, &p->ndim, p->shape));

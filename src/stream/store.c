@@ -100,6 +100,17 @@ voxa_status voxa_store_create(const char *path, voxa_dtype t, int ndim, const in
     return st;
 }
 
+voxa_array voxa_store_meta(const voxa_store *s) {
+    static char dummy; /* never read: checks look at dtype, ndim and shape only */
+    voxa_array a;
+    memset(&a, 0, sizeof a);
+    a.data = &dummy;
+    a.dtype = s->t;
+    a.ndim = s->ndim;
+    memcpy(a.shape, s->shape, sizeof a.shape);
+    return a;
+}
+
 voxa_status voxa_store_spacing(const voxa_store *s, double *spacing) {
     VOXA_FAIL_IF(!s || !spacing, VOXA_EINVAL, "store spacing: NULL argument");
     if (!s->has_spacing) return VOXA_EUNSUPPORTED;

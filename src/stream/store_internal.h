@@ -51,8 +51,6 @@ voxa_status voxa__store_npy_write(voxa_store *s, const int64_t *lo, const voxa_a
 voxa_status voxa__store_npy_commit(voxa_store *s);
 void voxa__store_npy_close(voxa_store *s);
 
-/* A view carrying a store's dtype, ndim and shape and no data (for checks). */
-voxa_array voxa__store_meta(const voxa_store *s);
 /* Labelling by blocks, merged across faces (label_merge.c). */
 voxa_status voxa__stream_label(const voxa_args *a, const voxa_stream_plan *p, voxa_store *in,
                                voxa_store *out, const voxa_progress *progress, int64_t *count);

@@ -38,7 +38,6 @@ import dask.array as da
 from dask.base import tokenize
 
 from . import _voxa
-from .fill import binary_fill_holes as _fill_holes_np
 from .measure import label as _label_np
 from .morphology import (_element, _element_args, binary_closing as _close_np,
                          binary_dilation as _dilate_np, binary_erosion as _erode_np,
@@ -304,11 +303,6 @@ def label(input, structure=None, connectivity=1, output=None):
 
 
 # ---- fill holes, edt ------------------------------------------------------------------
-
-def _edge_labels(lab):
-    edges = [np.unique(np.take(lab, [0, lab.shape[d] - 1], axis=d)) for d in range(lab.ndim)]
-    return np.unique(np.concatenate(edges)) if edges else np.empty(0, lab.dtype)
-
 
 def _fill_block(block, bg_labels, edge):
     return np.asarray(block, bool) | ((bg_labels > 0) & ~np.isin(bg_labels, edge))

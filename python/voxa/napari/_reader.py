@@ -5,8 +5,8 @@ arrays wider than 16 bits (what voxa.label and voxa measure write) and bool
 masks open as Labels layers (masks as uint8 0/1), OME-Zarr images marked
 "image-label" too; everything else opens as an Image layer. OME-Zarr: the
 first multiscale's datasets give the levels (several levels: a multiscale
-layer, read lazily through zarr-python when it is installed, else each level
-read whole) and its first dataset's "scale" transform gives the layer's scale
+layer, read lazily through zarr-python; without zarr-python only the first
+level, read whole by voxa) and its first dataset's "scale" transform gives the layer's scale
 (and a "translation" its translate). Nothing here imports napari."""
 import json
 import os
@@ -67,12 +67,14 @@ def _transforms(dataset):
     return scale, translate
 
 
-def _level(path):
+def _levels(path, paths):
+    """Lazy levels through zarr-python, or None when it is not installed
+    (then the first level alone is read, by voxa)."""
     try:
-        import zarr  # lazy levels when zarr-python is there
-        return zarr.open_array(path, mode="r")
-    except Exception:  # noqa: BLE001 - any failure: read it whole with voxa
-        return voxa.imread(path)
+        import zarr
+    except ImportError:
+        return None
+    return [zarr.open_array(p, mode="r") for p in paths]
 
 
 def _read_zarr(path, name):
@@ -86,21 +88,21 @@ def _read_zarr(path, name):
                  kind)]
     datasets = ms[0]["datasets"]
     paths = [os.path.join(path, d["path"]) for d in datasets]
-    meta = {"name": ms[0].get("name") or name}
+    meta = {"name": name}
     scale, translate = _transforms(datasets[0])
     if scale:
         meta["scale"] = scale
     if translate:
         meta["translate"] = translate
-    if len(paths) > 1:
-        data = [_level(p) for p in paths]
+    levels = _levels(path, paths) if len(paths) > 1 else None
+    if levels:
+        data, first = levels, levels[0]
         meta["multiscale"] = True
-        first = data[0]
     else:
-        data = first = voxa.imread(paths[0])
+        data = first = voxa.imread(path)  # the OME image's first dataset
     kind = "labels" if "image-label" in ome else layer_type(first)
     if kind == "labels" and np.dtype(first.dtype) == np.bool_:
-        data = [np.asarray(d, dtype=np.uint8) for d in data] if len(paths) > 1 else \
+        data = [np.asarray(d, dtype=np.uint8) for d in data] if levels else \
             first.astype(np.uint8)
     return [(data, meta, kind)]
 

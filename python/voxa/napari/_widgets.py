@@ -48,9 +48,9 @@ class VoxaRunner(Container):
     """A form, Run / Cancel, a progress bar. `form` is a function of the
     widget's parameters returning job(progress) -> [LayerDataTuple]."""
 
-    def __init__(self, napari_viewer, form, title):
+    def __init__(self, napari_viewer, form, title, **options):
         self.viewer = napari_viewer
-        self.form = magicgui(form, call_button=False, persist=False)
+        self.form = magicgui(form, call_button=False, persist=False, **options)
         self.run_button = PushButton(text="Run")
         self.cancel_button = PushButton(text="Cancel", enabled=False)
         self.progress = ProgressBar(value=0, min=0, max=1000, label="progress")
@@ -77,7 +77,7 @@ class VoxaRunner(Container):
         self._cancel.clear()
         job = self.form()
         self.progress.value = 0
-        self.worker = create_worker(self._work, job, _start_thread=False)
+        self.worker = create_worker(self._work, job, _start_thread=False, _ignore_errors=True)
         self.worker.returned.connect(self._add)
         self.worker.errored.connect(self._failed)
         self.worker.finished.connect(self._finished)
@@ -129,7 +129,9 @@ def deconvolve_widget(napari_viewer):
             out = F.deconvolve(image.data, sigma, psf_size, iterations, progress=progress)
             return [(out, _meta(image, "deconvolved"), "image")]
         return job
-    return VoxaRunner(napari_viewer, form, "voxa: deconvolve")
+    return VoxaRunner(napari_viewer, form, "voxa: deconvolve",
+                      iterations={"min": 1, "max": 1000000}, psf_size={"min": 1},
+                      sigma={"min": 0.01})
 
 
 def label_widget(napari_viewer):
@@ -141,7 +143,9 @@ def label_widget(napari_viewer):
                                   method=method, progress=progress)
             return [(out, _meta(image, "labels"), "labels")]
         return job
-    return VoxaRunner(napari_viewer, form, "voxa: threshold, open, label")
+    return VoxaRunner(napari_viewer, form, "voxa: threshold, open, label",
+                      threshold={"min": -1e300, "max": 1e300, "step": 0.01},
+                      connectivity={"min": 1, "max": 3})
 
 
 def balls_widget(napari_viewer):
@@ -155,7 +159,8 @@ def balls_widget(napari_viewer):
                           spacing=tuple(image.scale), chunks=chunks, progress=progress)
             return [(out, _meta(image, "balls", name=f"{points.name} balls"), "labels")]
         return job
-    return VoxaRunner(napari_viewer, form, "voxa: balls around points")
+    return VoxaRunner(napari_viewer, form, "voxa: balls around points",
+                      radius={"min": 0.0, "max": 1e6})
 
 
 def patches_widget(napari_viewer):
@@ -167,4 +172,4 @@ def patches_widget(napari_viewer):
             out = F.patches(image.data, _voxels(points, image), size, mode, progress=progress)
             return [(out, {"name": f"{image.name} patches"}, "image")]
         return job
-    return VoxaRunner(napari_viewer, form, "voxa: patches around points")
+    return VoxaRunner(napari_viewer, form, "voxa: patches around points", size={"min": 1})

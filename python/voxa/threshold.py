@@ -30,11 +30,15 @@ def _native(image, name="image"):
     return a
 
 
-def _run(a, nbins, progress, **params):
-    out = np.empty(a.shape, dtype=bool)
+def _run(a, nbins, progress, mask=True, **params):
+    if mask:
+        out = np.empty(a.shape, dtype=bool)
+    else:  # a 0-stride view of one byte: the op leaves it unwritten (no_mask)
+        out = np.lib.stride_tricks.as_strided(np.zeros(1, bool), a.shape, (0,) * a.ndim,
+                                              writeable=True)
     res = np.zeros(4)
     _voxa.run_op("threshold", a, out, progress=progress, count=False, result=res,
-                 nbins=nbins, **params)
+                 nbins=nbins, no_mask=not mask, **params)
     return out, res
 
 
@@ -91,7 +95,7 @@ def threshold_otsu(image, nbins=256):
     a, nbins = _otsu_args(image, nbins)
     if a.size == 0:
         raise ValueError("image: empty array (Otsu's threshold needs at least one voxel)")
-    _, res = _run(a, nbins, None, method="otsu")
+    _, res = _run(a, nbins, None, mask=False, method="otsu")
     return _value_of(a, res)
 
 

@@ -10,7 +10,7 @@
 #include "op_args.h"
 #include "voxa/threshold.h"
 
-enum { VALUE, METHOD, NBINS, RESULT, NPARAMS };
+enum { VALUE, METHOD, NBINS, RESULT, NO_MASK, NPARAMS };
 
 static const voxa_param params[NPARAMS] = {
     [VALUE] = {"value", VOXA_PARAM_FLOAT, NULL,
@@ -26,6 +26,9 @@ static const voxa_param params[NPARAMS] = {
                 "float64 array of 4 receiving the threshold, 1 if the image is constant, and "
                 "an integer threshold's high and low 32 bits (exact int64)", NULL, 1,
                 0, VOXA_PARAM_HIDDEN | VOXA_PARAM_OUTPUT, NULL, NULL},
+    [NO_MASK] = {"no_mask", VOXA_PARAM_FLAG, NULL,
+                 "with result: compute the threshold only, leave the output unwritten "
+                 "(threshold_otsu)", NULL, 1, 0, VOXA_PARAM_HIDDEN, NULL, NULL},
 };
 
 static voxa_status check(const voxa_args *a, const voxa_array *in) {
@@ -35,6 +38,8 @@ static voxa_status check(const voxa_args *a, const voxa_array *in) {
     if (r)
         VOXA_FAIL_IF(r->dtype != VOXA_F64 || voxa_array_size(r) != 4 || r->ndim != 1,
                      VOXA_EINVAL, "result: a 1-D float64 array of 4 elements");
+    VOXA_FAIL_IF(voxa__arg_int(a, NO_MASK) && !r, VOXA_EINVAL,
+                 "no_mask: only with result (else nothing is computed)");
     return VOXA_OK;
 }
 
@@ -62,7 +67,7 @@ static voxa_status run(voxa_op_ctx *c) {
                        t.integer ? (double)(t.i & 0xffffffff) : 0};
         for (int k = 0; k < 4; k++) *(double *)((char *)r->data + k * r->strides[0]) = v[k];
     }
-    VOXA_CHECK(voxa_threshold_apply(c->in, &t, c->out));
+    if (!voxa__arg_int(a, NO_MASK)) VOXA_CHECK(voxa_threshold_apply(c->in, &t, c->out));
     return voxa__progress(&c->progress, 1, 1);
 }
 

@@ -95,27 +95,51 @@ typedef struct job {
     const voxa_threshold_value *t;
 } job;
 
-#define SCAN_INT(NAME, T, MN, MX)                                                  \
-    static void NAME(const char *p, int64_t n, int64_t s, T first, scan *a) {     \
+/* Local accumulators and a contiguous loop the compiler can vectorise; the
+ * strided loop otherwise. NaN compares false (never a min or max); x - x is
+ * non-zero (NaN) exactly for NaN and inf. */
+#define SCAN_LOOP(T, BODY)                                                         \
+    if (s == (int64_t)sizeof(T)) {                                                 \
+        const T *q = (const T *)p;                                                 \
+        for (int64_t k = 0; k < n; k++) {                                          \
+            T x = q[k];                                                            \
+            BODY                                                                   \
+        }                                                                          \
+    } else {                                                                       \
         for (int64_t k = 0; k < n; k++, p += s) {                                  \
             T x = *(const T *)p;                                                   \
-            if (x < a->MN) a->MN = x;                                              \
-            if (x > a->MX) a->MX = x;                                              \
-            a->varies |= x != first;                                               \
+            BODY                                                                   \
         }                                                                          \
+    }
+#define SCAN_INT(NAME, T, MN, MX)                                                  \
+    static void NAME(const char *p, int64_t n, int64_t s, T first, scan *a) {     \
+        T mn = (T)a->MN, mx = (T)a->MX;                                            \
+        int v = 0;                                                                 \
+        if (a->MN > a->MX) mn = x0_max_##NAME, mx = x0_min_##NAME;                 \
+        SCAN_LOOP(T, mn = x < mn ? x : mn; mx = x > mx ? x : mx; v |= x != first;) \
+        a->MN = mn, a->MX = mx, a->varies |= v;                                    \
     }
 #define SCAN_FLT(NAME, T)                                                          \
     static void NAME(const char *p, int64_t n, int64_t s, T first, scan *a) {     \
-        for (int64_t k = 0; k < n; k++, p += s) {                                  \
-            T x = *(const T *)p;                                                   \
-            if (!isfinite(x)) a->nonfinite = 1;                                    \
-            else {                                                                 \
-                if (x < a->fmn) a->fmn = x;                                        \
-                if (x > a->fmx) a->fmx = x;                                        \
-            }                                                                      \
-            a->varies |= !(x == first);                                            \
-        }                                                                          \
+        T mn = (T)a->fmn, mx = (T)a->fmx;                                          \
+        int v = 0, bad = 0;                                                        \
+        SCAN_LOOP(T, mn = x < mn ? x : mn; mx = x > mx ? x : mx;                   \
+                  v |= !(x == first); bad |= (x - x) != 0;)                        \
+        a->fmn = mn, a->fmx = mx, a->varies |= v, a->nonfinite |= bad;            \
     }
+enum {
+    x0_max_scan_u8 = UINT8_MAX, x0_min_scan_u8 = 0, x0_max_scan_u16 = UINT16_MAX,
+    x0_min_scan_u16 = 0, x0_max_scan_i8 = INT8_MAX, x0_min_scan_i8 = INT8_MIN,
+    x0_max_scan_i16 = INT16_MAX, x0_min_scan_i16 = INT16_MIN
+};
+#define x0_max_scan_u32 UINT32_MAX
+#define x0_min_scan_u32 0
+#define x0_max_scan_u64 UINT64_MAX
+#define x0_min_scan_u64 0
+#define x0_max_scan_i32 INT32_MAX
+#define x0_min_scan_i32 INT32_MIN
+#define x0_max_scan_i64 INT64_MAX
+#define x0_min_scan_i64 INT64_MIN
 SCAN_INT(scan_u8, uint8_t, umn, umx)
 SCAN_INT(scan_u16, uint16_t, umn, umx)
 SCAN_INT(scan_u32, uint32_t, umn, umx)

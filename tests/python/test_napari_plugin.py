@@ -95,3 +95,23 @@ def test_balls_and_patches_equal_voxa():
     np.testing.assert_array_equal(plugin.patches(img, pts, 5, "reflect"),
                                   voxa.extract_patches(img, np.rint(pts).astype(int), (5, 5, 5),
                                                        centered=True, mode="reflect"))
+
+
+def test_dask_inputs_stay_lazy():
+    import dask.array as da
+    img = np.arange(10 * 24 * 24, dtype=np.float32).reshape(10, 24, 24)
+    lazy = da.from_array(img, chunks=(5, 12, 12))
+    pts = np.array([[2.0, 5, 5], [8, 20, 3.2]])
+    got = plugin.patches(lazy, pts, 5, "reflect")
+    assert isinstance(got, da.Array)
+    np.testing.assert_array_equal(got.compute(), plugin.patches(img, pts, 5, "reflect"))
+    got = plugin.balls(img.shape, pts, 3.0, spacing=(2, 1, 1), chunks=lazy.chunks)
+    assert isinstance(got, da.Array)
+    np.testing.assert_array_equal(got.compute(), plugin.balls(img.shape, pts, 3.0,
+                                                              spacing=(2, 1, 1)))
+    mask = plugin.morphology(lazy > 1000, "open", 1)
+    assert isinstance(mask, da.Array)
+    np.testing.assert_array_equal(mask.compute(), plugin.morphology(img > 1000, "open", 1))
+    lab = plugin.label_objects(lazy, method="otsu")
+    assert isinstance(lab, da.Array)
+    np.testing.assert_array_equal(lab.compute(), plugin.label_objects(img, method="otsu"))

@@ -55,6 +55,16 @@ typedef enum voxa_edt_metric {
 VOXA_API voxa_status voxa_edt_cdt(const voxa_array *in, voxa_array *out,
                                   voxa_edt_metric metric);
 
+/** scipy.ndimage.distance_transform_cdt(in, metric) for any metric array:
+ *  `metric` holds 3^ndim flags (C order; only the first half is used, as
+ *  scipy does). `out` (int32, same shape; may be NULL) receives the
+ *  distances, -1 where no background is reached; `indices` (int32/int64,
+ *  shape (ndim, *shape); may be NULL) the index of the background voxel each
+ *  distance comes from - both exactly scipy's, ties included.
+ *  Sequential two raster passes, O(k N) for k true flags. */
+VOXA_API voxa_status voxa_edt_chamfer(const voxa_array *in, voxa_array *out,
+                                      const uint8_t *metric, voxa_array *indices);
+
 #ifdef __cplusplus
 }
 #endif

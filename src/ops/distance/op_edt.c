@@ -1,10 +1,11 @@
-/* Descriptor of `edt` (voxa_edt, voxa_edt_indices, voxa_edt_cdt): exact
+/* Descriptor of `edt` (voxa_edt, voxa_edt_indices, voxa_edt_cdt,
+ * voxa_edt_chamfer): exact
  * Euclidean, city-block or chessboard distances to the background. Global:
  * a distance may come from anywhere in the volume. */
 #include "op_args.h"
 #include "voxa/edt.h"
 
-enum { SPACING, METRIC, SQUARED, DTYPE, INDICES, NPARAMS };
+enum { SPACING, METRIC, SQUARED, DTYPE, INDICES, METRIC_FLAGS, NPARAMS };
 enum { EUCLIDEAN, CITYBLOCK, CHESSBOARD };
 
 static const voxa_param params[NPARAMS] = {
@@ -22,9 +23,29 @@ static const voxa_param params[NPARAMS] = {
     [INDICES] = {"indices", VOXA_PARAM_ARRAY, NULL, "int32/int64 array (ndim, *shape) receiving "
                  "the index of a nearest background voxel (euclidean)", NULL, 1, 0,
                  VOXA_PARAM_HIDDEN | VOXA_PARAM_OUTPUT, NULL, NULL},
+    [METRIC_FLAGS] = {"metric_flags", VOXA_PARAM_ARRAY, NULL, "(3,)*ndim bool/uint8 array: "
+                      "scipy distance_transform_cdt's metric array (chamfer passes, int32)",
+                      NULL, 1, 0, VOXA_PARAM_HIDDEN, NULL, NULL},
 };
 
+/* A custom cdt metric: (3,)*ndim, one byte a flag, C-contiguous. */
+static voxa_status check_flags(const voxa_array *m, int ndim) {
+    int ok = m->ndim == ndim && (m->dtype == VOXA_U8 || m->dtype == VOXA_BOOL) &&
+             voxa_array_is_c_contiguous(m);
+    for (int d = 0; ok && d < ndim; d++) ok = m->shape[d] == 3;
+    VOXA_FAIL_IF(!ok, VOXA_EINVAL, "metric_flags: expected a C-contiguous uint8 array of shape "
+                 "(3,)*%d", ndim);
+    return VOXA_OK;
+}
+
 static voxa_status check(const voxa_args *a, const voxa_array *in) {
+    if (voxa__arg_set(a, METRIC_FLAGS)) {
+        VOXA_FAIL_IF(voxa__arg_set(a, SPACING) || voxa__arg_int(a, SQUARED) ||
+                         voxa__arg_set(a, DTYPE) || voxa__arg_int(a, METRIC) != EUCLIDEAN,
+                     VOXA_EINVAL, "metric_flags: --spacing, --squared, --dtype and --metric do "
+                     "not apply to a metric array");
+        return check_flags(voxa__arg_array(a, METRIC_FLAGS), in->ndim);
+    }
     if (voxa__arg_int(a, METRIC) != EUCLIDEAN)
         VOXA_FAIL_IF(voxa__arg_set(a, SPACING) || voxa__arg_int(a, SQUARED) ||
                          voxa__arg_set(a, DTYPE) || voxa__arg_set(a, INDICES),
@@ -35,7 +56,7 @@ static voxa_status check(const voxa_args *a, const voxa_array *in) {
 
 static voxa_status output(const voxa_args *a, const voxa_array *in, voxa_dtype *dt, int *nd,
                           int64_t *shape) {
-    *dt = voxa__arg_int(a, METRIC) != EUCLIDEAN ? VOXA_I32
+    *dt = voxa__arg_int(a, METRIC) != EUCLIDEAN || voxa__arg_set(a, METRIC_FLAGS) ? VOXA_I32
           : voxa__arg_set(a, DTYPE)             ? (voxa_dtype)voxa__arg_int(a, DTYPE)
                                                 : VOXA_F64;
     *nd = in->ndim;
@@ -46,6 +67,10 @@ static voxa_status output(const voxa_args *a, const voxa_array *in, voxa_dtype *
 static voxa_status run(voxa_op_ctx *c) {
     const voxa_args *a = c->args;
     int64_t m = voxa__arg_int(a, METRIC);
+    if (voxa__arg_set(a, METRIC_FLAGS))
+        return voxa_edt_chamfer(c->in, c->out, voxa__arg_array(a, METRIC_FLAGS)->data,
+                                voxa__arg_set(a, INDICES)
+                                    ? (voxa_array *)voxa__arg_array(a, INDICES) : NULL);
     if (m != EUCLIDEAN)
         return voxa_edt_cdt(c->in, c->out, m == CITYBLOCK ? VOXA_EDT_TAXICAB : VOXA_EDT_CHESSBOARD);
     double sp[VOXA_MAXDIM];

@@ -3,7 +3,11 @@
  * each moved with one pread/pwrite, so nothing but the region is read or
  * held. Outputs are written to a temporary file of the final size (sparse
  * until written), flushed with fsync and renamed over the target at commit:
- * a killed run never leaves a partial file under the output's name. */
+ * a killed run never leaves a partial file under the output's name.
+ * TIFF outputs (store_tiff.c) are the same kind of file: a header written
+ * once (tiff_layout.c), then the array in C order at a known offset, moved
+ * by these same runs. pread/pwrite need no lock: stores of this kind are
+ * used by many threads at once. */
 #include "store_internal.h"
 #include "io/atomic.h"
 #include "io/npy_format.h"
@@ -46,20 +50,27 @@ voxa_status voxa__store_npy_open(voxa_store *s, const char *path) {
     return st;
 }
 
-voxa_status voxa__store_npy_create(voxa_store *s, const char *path) {
+voxa_status voxa__store_raw_begin(voxa_store *s, const char *path, int64_t data_offset) {
     voxa__atomic w;
     VOXA_CHECK(voxa__atomic_begin(&w, path));
     snprintf(s->tmp, sizeof s->tmp, "%s", w.tmp);
-    unsigned char head[VOXA__NPY_HEADER_MAX];
-    size_t hlen = voxa__npy_header(s->t, s->ndim, s->shape, head);
     int64_t bytes = (int64_t)voxa_dtype_size(s->t);
     for (int d = 0; d < s->ndim; d++) bytes *= s->shape[d];
     s->fd = open(s->tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     VOXA_FAIL_IF(s->fd < 0, VOXA_EIO, "cannot create '%s': %s", path, strerror(errno));
-    s->offset = (int64_t)hlen;
+    s->offset = data_offset;
     layout(s, 0);
-    if (pwrite(s->fd, head, hlen, 0) != (ssize_t)hlen || ftruncate(s->fd, (off_t)(hlen + (size_t)bytes)) != 0)
-        return voxa__error(VOXA_EIO, "cannot write '%s': %s", path, strerror(errno));
+    VOXA_FAIL_IF(ftruncate(s->fd, (off_t)(data_offset + bytes)) != 0, VOXA_EIO,
+                 "cannot write '%s': %s", path, strerror(errno));
+    return VOXA_OK;
+}
+
+voxa_status voxa__store_npy_create(voxa_store *s, const char *path) {
+    unsigned char head[VOXA__NPY_HEADER_MAX];
+    size_t hlen = voxa__npy_header(s->t, s->ndim, s->shape, head);
+    VOXA_CHECK(voxa__store_raw_begin(s, path, (int64_t)hlen));
+    VOXA_FAIL_IF(pwrite(s->fd, head, hlen, 0) != (ssize_t)hlen, VOXA_EIO,
+                 "cannot write '%s': %s", path, strerror(errno));
     return VOXA_OK;
 }
 

@@ -17,6 +17,7 @@ from .preview import preview
 from .regionprops import regionprops_table
 from .restoration import gaussian_psf, richardson_lucy
 from .roi import extract_patches, paste_patches
+from . import stream  # streamed runs on paths: voxa.stream.run
 
 __version__ = _voxa.version()
 

@@ -251,9 +251,11 @@ static PyObject *stream(PyObject *args, PyObject *kw, const char *fname, int run
         PyErr_Format(PyExc_ValueError, "%s: chunks: %d sizes for a %d-D output", fname,
                      o.nchunks, p.ndim);
     } else if (too_big) {
-        PyErr_Format(PyExc_MemoryError, "%s: mem_limit %lld bytes: the plan needs about %.1f MiB%s",
-                     fname, (long long)o.mem_limit, (double)p.peak_bytes / 1048576.0,
-                     p.whole ? " (this op reads the whole volume)" : " with these chunks");
+        char msg[256];
+        snprintf(msg, sizeof msg, "%s: mem_limit %lld bytes: the plan needs about %.1f MiB%s",
+                 fname, (long long)o.mem_limit, (double)p.peak_bytes / 1048576.0,
+                 p.whole ? " (this op reads the whole volume)" : " with these chunks");
+        PyErr_SetString(PyExc_MemoryError, msg);
     } else if (!run) {
         ret = plan_dict(&p);
     } else if ((c.op->flags & VOXA_OP_COUNT) && count >= 0) {

@@ -89,7 +89,7 @@ def _chunks(chunks):
         raise TypeError(f"chunks: expected a sequence of ints, got {chunks!r}") from None
 
 
-def run(op, input, output, *, mem_limit="1G", chunks=None, pyramid=0, pyramid_mode="auto",
+def run(op, input, output, /, *, mem_limit="1G", chunks=None, pyramid=0, pyramid_mode="auto",
         zarr_format=3, progress=None, **params):
     """Run `op` from the file `input` (None for ops without input, such as
     "balls") into the file `output`, block by block within `mem_limit`
@@ -123,7 +123,7 @@ def run(op, input, output, *, mem_limit="1G", chunks=None, pyramid=0, pyramid_mo
                             zarr_format=zarr_format, progress=progress, **params)
 
 
-def plan(op, input, *, mem_limit="1G", chunks=None, **params):
+def plan(op, input, /, *, mem_limit="1G", chunks=None, **params):
     """What run() would do, without running: a dict with the output's
     dtype and shape, the block shape, grid and count, the halo (halo_lo,
     halo_hi), whether the op is global (labelled by blocks and merged) or

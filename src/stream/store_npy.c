@@ -83,7 +83,28 @@ static void swap_bytes(char *p, int64_t n, size_t es) {
         }
 }
 
-/* Move every run of the region: write = 0 reads the file into `a`. */
+/* pread/pwrite all of n bytes at `at`, through partial transfers and
+ * EINTR; the error names the reason (ENOSPC, EFBIG, end of file). */
+static voxa_status xfer(voxa_store *s, char *p, size_t n, off_t at, int write) {
+    while (n > 0) {
+        ssize_t k = write ? pwrite(s->fd, p, n, at) : pread(s->fd, p, n, at);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0)
+            return voxa__error(VOXA_EIO, "cannot %s '%s' at byte %lld: %s",
+                               write ? "write" : "read", s->path, (long long)at,
+                               k < 0 ? strerror(errno)
+                                     : write ? "nothing written" : "unexpected end of file");
+        p += k;
+        n -= (size_t)k;
+        at += k;
+    }
+    return VOXA_OK;
+}
+
+/* Move every run of the region: write = 0 reads the file into `a`. A run
+ * is a row along the file's contiguous axis, or, in a C-order file, as many
+ * whole rows (planes, ...) as lie one after another both in the file and in
+ * `a` (a block of whole rows moves with one call). */
 static voxa_status runs(voxa_store *s, const int64_t *lo, voxa_array *a, int write) {
     int64_t n = voxa_array_size(a);
     if (n == 0) return VOXA_OK;
@@ -94,6 +115,14 @@ static voxa_status runs(voxa_store *s, const int64_t *lo, voxa_array *a, int wri
     size_t es = voxa_dtype_size(s->t);
     int64_t len = s->ndim ? a->shape[fast] : 1;
     int direct = !s->ndim || a->strides[fast] == (int64_t)es;
+    int outer = fast; /* axes outer..ndim-1 form one run */
+    if (direct && fast == s->ndim - 1 && s->ndim > 1 && s->estride[fast] == 1 &&
+        s->estride[fast - 1] == s->shape[fast])
+        while (outer > 0 && a->shape[outer] == s->shape[outer] &&
+               a->strides[outer - 1] == a->strides[outer] * a->shape[outer]) {
+            outer--;
+            len *= a->shape[outer];
+        }
     char *buf = direct ? NULL : malloc((size_t)len * es);
     VOXA_FAIL_IF(!direct && !buf, VOXA_ENOMEM, "store: out of memory for a row");
     int64_t idx[VOXA_MAXDIM] = {0};
@@ -107,12 +136,7 @@ static voxa_status runs(voxa_store *s, const int64_t *lo, voxa_array *a, int wri
         size_t bytes = (size_t)len * es;
         if (write && !direct)
             for (int64_t i = 0; i < len; i++) memcpy(buf + i * (int64_t)es, mem + i * a->strides[fast], es);
-        ssize_t got = write ? pwrite(s->fd, io, bytes, at) : pread(s->fd, io, bytes, at);
-        if (got != (ssize_t)bytes) {
-            st = voxa__error(VOXA_EIO, "cannot %s '%s' at byte %lld: %s", write ? "write" : "read",
-                             s->path, (long long)at, got < 0 ? strerror(errno) : "short transfer");
-            break;
-        }
+        if ((st = xfer(s, io, bytes, at, write))) break;
         if (!write) {
             if (s->swap) swap_bytes(io, len, es);
             if (s->t == VOXA_BOOL)
@@ -120,7 +144,7 @@ static voxa_status runs(voxa_store *s, const int64_t *lo, voxa_array *a, int wri
             if (!direct)
                 for (int64_t i = 0; i < len; i++) memcpy(mem + i * a->strides[fast], buf + i * (int64_t)es, es);
         }
-        for (int d = s->ndim - 1; d >= 0; d--) {
+        for (int d = (outer < fast ? outer : s->ndim) - 1; d >= 0; d--) {
             if (d == fast) continue;
             if (++idx[d] < a->shape[d]) break;
             idx[d] = 0;

@@ -110,8 +110,8 @@ voxa_status voxa__store_zarr_create(voxa_store *s, const char *path, const int64
          * new, partial one complete); an interrupted run's folder stays. */
         if (has_group_meta(path)) VOXA_CHECK(voxa__zarr_clear(path));
         /* the group folder; voxa_zarr_create refuses a non-Zarr folder */
-        VOXA_FAIL_IF(mkdir(path, 0777) != 0 && !exists(path), VOXA_EIO,
-                     "cannot create '%s'", path);
+        int e = mkdir(path, 0777) != 0 ? errno : 0;
+        VOXA_FAIL_IF(e && e != EEXIST, VOXA_EIO, "cannot create '%s': %s", path, strerror(e));
     } else {
         voxa__atomic w;
         VOXA_CHECK(voxa__atomic_begin(&w, path));

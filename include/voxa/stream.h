@@ -1,9 +1,10 @@
 /* voxa stream: run any op on volumes larger than memory, block by block.
  *
  * A store is an array on disk (or in memory) read and written by regions:
- * .npy files by pread/pwrite of the region's rows, Zarr arrays by chunks
- * (outputs of 2-3 dimensions as OME-Zarr images, marked complete at commit;
- * a rerun resumes an interrupted one), other formats read whole. The
+ * .npy files by pread/pwrite of the region's rows, TIFF inputs by strips or
+ * tiles and TIFF outputs as BigTIFF written in place, Zarr arrays by chunks
+ * (outputs of 2-3 dimensions as OME-Zarr images with optional pyramid levels,
+ * marked complete at commit; a rerun resumes an interrupted one). The
  * executor walks the output in blocks; for each it reads the input block
  * grown by the op's halo (clamped at the volume's edge, so the op's border
  * rule acts at the true edge only), runs the op through the op interface and

@@ -35,6 +35,7 @@ typedef struct call {
     bool dry_run;           /* --dry-run: print the streamed plan, run nothing */
     const char *mem_limit;  /* --mem-limit: run block by block (stream) */
     const char *chunks;     /* --chunks: the block shape */
+    const char *pyramid;    /* --pyramid N: OME-Zarr levels after "0" */
     int nopt;               /* options given, in order (the last one wins) */
     int param[MAXGIVEN];
     const char *text[MAXGIVEN];
@@ -169,6 +170,7 @@ static int parse(call *c, int argc, char **argv) {
         bool flag = false;
         const char **stream_opt = !strcmp(key, "mem-limit") ? &c->mem_limit
                                   : !strcmp(key, "chunks")  ? &c->chunks
+                                  : !strcmp(key, "pyramid") ? &c->pyramid
                                                             : NULL;
         if (!strcmp(key, "dry-run")) {
             if (val) return cli_error(c->cmd, CLI_USAGE, "option --dry-run takes no value");
@@ -206,7 +208,7 @@ static int parse(call *c, int argc, char **argv) {
     }
     if (npos < op->ninputs)
         return cli_error(c->cmd, CLI_USAGE, "expected one input file (see voxa help %s)", c->ref);
-    if ((c->chunks || c->dry_run) && !c->mem_limit) c->mem_limit = "1G";
+    if ((c->chunks || c->dry_run || c->pyramid) && !c->mem_limit) c->mem_limit = "1G";
     if (!c->out_path && !c->dry_run)
         return cli_error(c->cmd, CLI_USAGE, "missing -o OUT (see voxa help %s)", c->ref);
     return CLI_OK;
@@ -334,17 +336,12 @@ static int run_streamed(const call *c, const voxa_args *a, voxa_store *in) {
                          p.whole ? " (this op reads the whole volume)" : " with these --chunks");
     o.progress = (voxa_progress){cli_progress, (void *)cli_op_word(c->op)};
     voxa_store *out = NULL;
-    int64_t count = -1;
-    /* Storage chunks (Zarr) divide the blocks, so each block writes whole
-     * chunks and a rerun can skip the blocks already written. */
-    int64_t chunks[VOXA_MAXDIM];
-    for (int d = 0; d < p.ndim; d++) {
-        int64_t k = 1;
-        while (p.block[d] / k > 512 && k < p.block[d]) k++;
-        while (p.block[d] % k && p.block[d] / k > 64) k++;
-        chunks[d] = p.block[d] % k ? 512 : p.block[d] / k;
-    }
-    if (voxa_store_create(c->out_path, p.out_dtype, p.ndim, p.shape, chunks, &out) != VOXA_OK ||
+    int64_t count = -1, levels = 0;
+    if (c->pyramid && (cli_parse_int64s(c->pyramid, &levels, 1) != 1 || levels < 0 || levels > 16))
+        return cli_error(c->cmd, CLI_USAGE, "--pyramid '%s': expected 0 to 16 levels", c->pyramid);
+    voxa_store_options so = {.pyramid = (int)levels};
+    voxa_stream_chunks(&p, so.pyramid, so.chunks); /* whole chunks per block: resumable */
+    if (voxa_store_create_opts(c->out_path, p.out_dtype, p.ndim, p.shape, &so, &out) != VOXA_OK ||
         voxa_stream_run(a, in, out, &o, &count) != VOXA_OK || voxa_store_commit(out) != VOXA_OK) {
         voxa_store_close(out);
         return report(c, CLI_FAIL);

@@ -177,7 +177,7 @@ static void usage(FILE *f, const char *cmd, const voxa_op *op) {
             }
         }
     if (op->describe) usage_word(f, &at, col, "[--describe]");
-    usage_word(f, &at, col, "[--mem-limit SIZE [--chunks Z,Y,X] [--dry-run]]");
+    usage_word(f, &at, col, "[--mem-limit SIZE [--chunks Z,Y,X] [--pyramid N] [--dry-run]]");
     fputc('\n', f);
 }
 
@@ -213,9 +213,13 @@ static void block(FILE *f, const char *cmd, const voxa_op *op) {
     if (op->describe)
         option_line(f, 2, "--describe", "print the algorithm the arguments select, on stderr");
     option_line(f, 2, "--mem-limit SIZE", "run block by block within SIZE bytes (K, M, G "
-                "suffixes): volumes larger than memory; .npy is read and written by regions");
+                "suffixes): volumes larger than memory; .npy, .tif/.tiff and .zarr are read and "
+                "written by regions");
     option_line(f, 2, "--chunks Z,Y,X", "with --mem-limit: the block shape (default: the "
                 "largest that fits)");
+    option_line(f, 2, "--pyramid N", "with a .zarr output: N more OME-Zarr levels, each half "
+                "the one before (mean of 2x2x2 for float outputs, first voxel for integer "
+                "and bool ones)");
     option_line(f, 2, "--dry-run", "print the plan (blocks, halo, peak memory) and exit");
     if (op->details) fprintf(f, "\n%s", op->details);
 }

@@ -1,9 +1,10 @@
 /* voxa stream: run any op on volumes larger than memory, block by block.
  *
  * A store is an array on disk (or in memory) read and written by regions:
- * .npy files by pread/pwrite of the region's rows, Zarr arrays by chunks
- * (outputs of 2-3 dimensions as OME-Zarr images, marked complete at commit;
- * a rerun resumes an interrupted one), other formats read whole. The
+ * .npy files by pread/pwrite of the region's rows, TIFF inputs by strips or
+ * tiles and TIFF outputs as BigTIFF written in place, Zarr arrays by chunks
+ * (outputs of 2-3 dimensions as OME-Zarr images with optional pyramid levels,
+ * marked complete at commit; a rerun resumes an interrupted one). The
  * executor walks the output in blocks; for each it reads the input block
  * grown by the op's halo (clamped at the volume's edge, so the op's border
  * rule acts at the true edge only), runs the op through the op interface and
@@ -23,18 +24,42 @@ extern "C" {
 
 typedef struct voxa_store voxa_store;
 
-/** Open an array file for reading by regions (.npy mapped; other formats
+/** Open an array file for reading by regions (.npy by pread, .zarr by
+ *  chunks, TIFF by strips or tiles; TIFF pages of several samples or 1 bit
  *  are read whole into memory). */
 VOXA_API voxa_status voxa_store_open(const char *path, voxa_store **s);
 /** Create an output array at `path` (.npy: a temporary file written by
  *  regions, published under `path` by voxa_store_commit; .zarr: chunks
  *  written as they come, each atomically, the OME group metadata at commit -
  *  an incomplete output of the same dtype, shape and chunks is resumed, not
- *  overwritten; other formats are assembled in memory and written
- *  atomically at commit). `chunks` (may be NULL) is the storage chunking. */
+ *  overwritten; .tif/.tiff: an uncompressed BigTIFF written in place, see
+ *  voxa_store_create_opts). `chunks` (may be NULL) is the storage chunking. */
 VOXA_API voxa_status voxa_store_create(const char *path, voxa_dtype t, int ndim,
                                        const int64_t *shape, const int64_t *chunks,
                                        voxa_store **s);
+/** How voxa_store_create_opts makes an output; zero-initialised means the
+ *  defaults. Zarr outputs of 2-3 dimensions are OME-Zarr images; with
+ *  `pyramid` N > 0 their levels 1..N (each half the previous per axis,
+ *  rounded up) are written at commit, block by block from the level before,
+ *  before the metadata that marks the image complete. */
+typedef enum voxa_pyramid_mode {
+    VOXA_PYRAMID_AUTO = 0,  /* STRIDE for bool and integer outputs, else MEAN */
+    VOXA_PYRAMID_MEAN = 1,  /* mean of each 2x..x2 block (integers: rounded half to even) */
+    VOXA_PYRAMID_STRIDE = 2 /* the block's first voxel (labels stay labels) */
+} voxa_pyramid_mode;
+typedef struct voxa_store_options {
+    int64_t chunks[VOXA_MAXDIM]; /* Zarr storage chunks; 0 on an axis: the default */
+    int zarr_format;             /* 2 (OME-NGFF 0.4) or 3 (0.5); 0 = 3 */
+    int pyramid;                 /* Zarr 2-3-D outputs: levels after "0" (0..16) */
+    voxa_pyramid_mode pyramid_mode;
+} voxa_store_options;
+/** voxa_store_create with options (NULL = defaults). A .tif/.tiff output is
+ *  an uncompressed BigTIFF written by regions in place (temporary file,
+ *  renamed at commit). Errors: EINVAL (an option, naming it; a pyramid on a
+ *  file that is not a 2-3-D Zarr output), EIO, EUNSUPPORTED. */
+VOXA_API voxa_status voxa_store_create_opts(const char *path, voxa_dtype t, int ndim,
+                                            const int64_t *shape, const voxa_store_options *o,
+                                            voxa_store **s);
 /** A store over a caller's array view (borrowed; nothing is copied). */
 VOXA_API voxa_status voxa_store_wrap(voxa_array *a, voxa_store **s);
 /** Dtype, ndim and shape of a store. */
@@ -86,6 +111,12 @@ VOXA_API voxa_status voxa_stream_plan_make(const voxa_args *a, voxa_store *in,
                                            const voxa_stream_options *o, voxa_stream_plan *p);
 /** Describe a plan in a few lines of text (for --dry-run). */
 VOXA_API voxa_status voxa_stream_plan_text(const voxa_stream_plan *p, char *buf, size_t n);
+/** Storage chunks for a plan's output (Zarr): each divides the block
+ *  along its axis (so every block writes whole chunks and a rerun can skip
+ *  the blocks written), at most 512 voxels per axis where a divisor allows;
+ *  with a pyramid, at most a 2^ndim-th of a block, so making a level
+ *  (2^ndim chunks of the level before + one chunk) stays within a block. */
+VOXA_API void voxa_stream_chunks(const voxa_stream_plan *p, int pyramid, int64_t *chunks);
 /** Run `a` from `in` (NULL for ops without input) into `out` (created with
  *  the plan's dtype and shape), block by block. The result equals
  *  voxa_op_run on the whole volume (RL: up to its approximate halo). *count

@@ -28,6 +28,10 @@
                      "plans)")                                                                   \
     X(morph_element, "morph_element(ndim, kind, radius, spacing, box, connectivity) -> "        \
                      "(bytearray, shape)")                                                       \
+    X(stream_run, "stream_run(name, input, output, mem_limit=0, chunks=None, pyramid=0, "      \
+                  "pyramid_mode=0, zarr_format=0, progress=None, **params) -> count or None: "  \
+                  "a streamed run on paths (voxa.stream.run)")                                 \
+    X(stream_plan, "stream_plan(name, input, mem_limit=0, chunks=None, **params) -> dict")     \
     X(label_first, "label_first(ids, n, origin, whole, first): first voxel of each block label") \
     X(label_face_pairs, "label_face_pairs(ids, axis, region_lo, own_lo, own_hi, structure) -> "  \
                         "bytes of int64 (a, b) pairs joined across a face")                      \

@@ -19,21 +19,10 @@
  * Buffers are held in one vx_bufs and released once; the GIL is released
  * around the run, and `progress` (and Ctrl-C) can cancel it. `progress` and
  * `count` are run_op's own keywords, so no op may name a parameter so. */
-#include "common.h"
+#include "py_call.h"
 
 #include <math.h>
 #include <string.h>
-
-/* Everything a call holds: the op, its arguments and the buffers behind
- * them, the input view. Released by call_free on every way out. */
-typedef struct call {
-    const voxa_op *op;
-    voxa_args args;
-    int args_ready;
-    vx_bufs bufs;
-    voxa_array in;
-    int has_in;
-} call;
 
 static void call_free(call *c) {
     if (c->args_ready) voxa_args_free(&c->args);
@@ -331,3 +320,11 @@ PyObject *vx_py_op_halo(PyObject *self, PyObject *args, PyObject *kw) {
     call_free(&c);
     return ret;
 }
+
+/* For py_stream.c (py_call.h). */
+int vx_call_init(call *c, const char *fname, PyObject *name_obj, PyObject *input_obj,
+                 PyObject *kwargs, const char *const *skip) {
+    return call_init(c, fname, name_obj, input_obj, kwargs, skip);
+}
+
+void vx_call_free(call *c) { call_free(c); }

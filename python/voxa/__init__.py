@@ -18,6 +18,7 @@ from .regionprops import regionprops_table
 from .restoration import gaussian_psf, richardson_lucy
 from .roi import extract_patches, paste_patches
 from .threshold import threshold, threshold_otsu
+from . import stream  # streamed runs on paths: voxa.stream.run
 
 __version__ = _voxa.version()
 

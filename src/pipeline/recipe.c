@@ -566,20 +566,35 @@ static voxa_status check_op(voxa_pipeline *p, pl_step *s, const vt_node *t) {
         }
         st = rerr(p, line, col, "step '%s' (op %s): %s", s->name, op->name, msg);
     }
+    if (st == VOXA_OK && can && (op->flags & VOXA_OP_LOCAL)) {
+        /* The executor needs a bounded halo (morphology: iterations >= 1). */
+        int64_t lo[VOXA_MAXDIM], hi[VOXA_MAXDIM];
+        int nd = in ? in->ndim : 3;
+        if (voxa_op_halo(&a, nd, lo, hi) != VOXA_OK) {
+            char msg[700];
+            snprintf(msg, sizeof msg, "%s", voxa_last_error());
+            st = rerr(p, t->line, t->col, "step '%s' (op %s): %s", s->name, op->name, msg);
+        }
+    }
     pl_item *out = &p->items[s->output];
     if (st == VOXA_OK && can &&
         voxa_op_output(&a, in ? &meta : NULL, &out->dtype, &out->ndim, out->shape) == VOXA_OK)
         out->known = 1;
     out->labels = (op->flags & VOXA_OP_COUNT) && (op->flags & VOXA_OP_GLOBAL);
-    voxa_clear_error();
-    if (st != VOXA_OK) {
-        char keep[1024];
-        snprintf(keep, sizeof keep, "%s", voxa_last_error());
-        voxa_args_free(&a);
-        return voxa__error(st, "%s", keep);
-    }
+    char keep[1024];
+    snprintf(keep, sizeof keep, "%s", voxa_last_error());
     voxa_args_free(&a);
+    if (st != VOXA_OK) return voxa__error(st, "%s", keep);
+    voxa_clear_error();
     return VOXA_OK;
+}
+
+/* A path as written relative to the recipe's folder, so a fingerprint does
+ * not depend on the folder the run starts from. */
+static const char *rel(const voxa_pipeline *p, const char *path) {
+    size_t n = strlen(p->base);
+    if (strcmp(p->base, ".") && !strncmp(path, p->base, n) && path[n] == '/') return path + n + 1;
+    return path;
 }
 
 static voxa_status fingerprint(voxa_pipeline *p, pl_step *s) {
@@ -591,15 +606,16 @@ static voxa_status fingerprint(voxa_pipeline *p, pl_step *s) {
     VOXA_FAIL_IF(!f, VOXA_ENOMEM, "pipeline: out of memory");
     size_t len = (size_t)snprintf(f, cap, "op=%s;out=%s;",
                                   s->op ? s->op->name : s->kind == PL_MEASURE ? "measure" : "preview",
-                                  p->items[s->output].path);
+                                  rel(p, p->items[s->output].path));
     if (s->input >= 0)
-        len += (size_t)snprintf(f + len, cap - len, "in=%s;", p->items[s->input].path);
+        len += (size_t)snprintf(f + len, cap - len, "in=%s;", rel(p, p->items[s->input].path));
     for (int k = 0; k < s->nvals; k++)
         len += (size_t)snprintf(f + len, cap - len, "%s=%s;", s->op->params[s->vals[k].param].name,
-                                s->vals[k].text);
+                                rel(p, s->vals[k].text));
     for (int k = 0; k < 2; k++) {
         int it = k ? s->b_item : s->a_item;
-        if (it >= 0) len += (size_t)snprintf(f + len, cap - len, "%c=%s;", 'a' + k, p->items[it].path);
+        if (it >= 0)
+            len += (size_t)snprintf(f + len, cap - len, "%c=%s;", 'a' + k, rel(p, p->items[it].path));
     }
     for (int k = 0; k < s->nspacing; k++)
         len += (size_t)snprintf(f + len, cap - len, "sp%d=%.17g;", k, s->spacing[k]);

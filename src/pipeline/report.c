@@ -170,7 +170,7 @@ static const char css[] =
     "text-align:left;vertical-align:top}th{background:#f0f0f0}"
     ".bar{display:inline-block;height:10px;background:#4a7fb5}"
     ".pair{display:flex;gap:1em;flex-wrap:wrap}.pair figure{margin:0}"
-    "img{max-width:600px;image-rendering:pixelated;border:1px solid #ccc}"
+    "img{width:440px;max-width:100%;image-rendering:pixelated;border:1px solid #ccc}"
     ".none{color:#999;font-style:italic}.failed{color:#b00}.skipped{color:#777}"
     ".hist rect{fill:#4a7fb5}.hist line{stroke:#333}.hist text{font-size:11px;fill:#333}"
     "section{border-top:1px solid #ddd;margin-top:1.5em}code{background:#f5f5f5}";

@@ -191,7 +191,7 @@ static voxa_status run_op(voxa_pipeline *p, pl_step *s, const voxa_pipeline_opti
     if (st == VOXA_OK && in && s->op->flags & VOXA_OP_SAME_SHAPE &&
         voxa_store_spacing(in, sp) == VOXA_OK)
         st = voxa_store_set_spacing(out, sp);
-    voxa_clear_error();
+    if (st == VOXA_OK) voxa_clear_error(); /* an input without spacing */
     if (st == VOXA_OK) st = voxa_stream_run(&a, in, out, &so, &s->count);
     if (st == VOXA_OK) st = voxa_store_commit(out);
     voxa_store_close(out);

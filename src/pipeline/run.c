@@ -163,7 +163,7 @@ static voxa_status plan_op(const voxa_pipeline *p, pl_step *s, const voxa_args *
     VOXA_CHECK(voxa_stream_plan_make(a, in, so, &s->plan));
     s->has_plan = 1;
     VOXA_FAIL_IF(s->plan.peak_bytes > so->mem_limit, VOXA_EINVAL,
-                 "mem_limit: the plan needs about %.1f MiB, the limit is %.1f MiB%s",
+                 "mem_limit: the plan needs about %.3g MiB, the limit is %.3g MiB%s",
                  (double)s->plan.peak_bytes / 1048576.0, (double)so->mem_limit / 1048576.0,
                  s->plan.whole ? " (this op reads the whole volume)" : "");
     return VOXA_OK;

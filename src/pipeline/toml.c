@@ -269,6 +269,7 @@ static int array(parser *p, vt_node *arr, int depth) {
     advance(p); /* '[' */
     for (;;) {
         skip_ws(p, 1);
+        if (peek(p) < 0) return fail(p, arr->line, arr->col, "unterminated array");
         if (peek(p) == ']') {
             advance(p);
             return 0;
@@ -327,7 +328,8 @@ static int number(parser *p, vt_node *v) {
                 advance(p);
             }
             continue;
-        } else if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == ':') {
+        } else if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == ':' || c == '-' ||
+                   c == '+') {
             return fail(p, v->line, v->col, "malformed number (hex, octal, binary, inf, nan "
                                             "and dates are not supported)");
         } else {

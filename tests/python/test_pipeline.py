@@ -351,3 +351,35 @@ def test_usage_and_failures(sample):
     log = json.loads((sample / "out" / "run.json").read_text())
     assert log["status"] == "failed" and log["steps"][0]["state"] == "failed"
     assert "mem_limit" in log["steps"][0]["error"]
+
+
+HAS_THRESHOLD = any(op["name"] == "threshold" for op in voxa._voxa.ops())
+
+
+@pytest.mark.skipif(not HAS_THRESHOLD, reason="no threshold op in this build (feat/napari adds it)")
+def test_threshold_otsu_and_value_steps(sample):
+    skimage_filters = pytest.importorskip("skimage.filters")
+    recipe = write(sample, """\
+        [inputs]
+        img = "img.npy"
+        [[step]]
+        name = "otsu"
+        op = "threshold"
+        input = "img"
+        method = "otsu"
+        [[step]]
+        name = "value"
+        op = "threshold"
+        input = "img"
+        value = 300.0
+        """)
+    r = run("pipeline", recipe)
+    assert r.returncode == 0, r.stderr
+    img = np.load(sample / "img.npy")
+    np.testing.assert_array_equal(np.load(sample / "out" / "otsu.npy"),
+                                  img > skimage_filters.threshold_otsu(img))
+    np.testing.assert_array_equal(np.load(sample / "out" / "value.npy"), img > np.float32(300.0))
+    bad = write(sample, "[inputs]\nimg = 'img.npy'\n[[step]]\nop = 'threshold'\ninput = 'img'\n"
+                "method = 'mean'\n", "bad.toml")
+    r = run("pipeline", bad)
+    assert r.returncode == 2 and "bad.toml:6:" in r.stderr and "method" in r.stderr

@@ -84,6 +84,26 @@ struct voxa_pipeline {
     int status;            /* 0 not run, 1 complete, -1 failed, 2 dry run */
 };
 
+/* recipe.c: EINVAL with "FILE:LINE:COL: message". */
+voxa_status voxa__pl_error(const voxa_pipeline *p, int line, int col, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* recipe.c: the item called `name`, or -1; the known names, for messages. */
+int voxa__pl_find_item(const voxa_pipeline *p, const char *name);
+const char *voxa__pl_known_names(const voxa_pipeline *p, char *buf, size_t n);
+/* recipe_steps.c: key `key` of step table t as a string (NULL if absent). */
+voxa_status voxa__pl_get_string(const voxa_pipeline *p, const vt_node *t, const char *step,
+                                const char *key, const char **out);
+/* recipe_steps.c: key `key` naming an item (*item, -1 if absent and optional). */
+voxa_status voxa__pl_ref(const voxa_pipeline *p, const vt_node *t, const char *step,
+                         const char *key, int required, int *item);
+/* recipe_steps.c: step s reads item `item`. */
+voxa_status voxa__pl_add_dep(pl_step *s, int item);
+/* recipe_steps.c: the keys of a measure or preview step; of an op step. */
+voxa_status voxa__pl_table_step(voxa_pipeline *p, pl_step *s, const vt_node *t);
+voxa_status voxa__pl_op_params(voxa_pipeline *p, pl_step *s, const vt_node *t);
+/* recipe_steps.c: the op's own check and halo where the input is known at
+ * load; the output's metadata for the steps after. */
+voxa_status voxa__pl_check_op(voxa_pipeline *p, pl_step *s, const vt_node *t);
 /* recipe.c: "<base>/<rel>" unless rel is absolute (malloc'ed). */
 char *voxa__pl_join(const char *base, const char *rel);
 /* run.c: modification time of a file or folder (newest top-level entry of

@@ -5,8 +5,8 @@
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config python3-venv python3-dev
       libtiff-dev libdeflate-dev libtiff-tools libfftw3-dev clang libclang-rt-14-dev libomp-dev libblosc-dev libzstd-dev zlib1g-dev libcjson-dev ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo libpng-dev)
-pkgs+=(chromium)  # report.html screenshots in the pipeline tests
 missing=()
+pkgs+=(chromium)  # report.html screenshots in the pipeline tests
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done

@@ -243,6 +243,10 @@ voxa_status voxa__pl_op_params(voxa_pipeline *p, pl_step *s, const vt_node *t) {
             return rerr(p, v->key_line, v->key_col, "step '%s': unknown key '%s' for op '%s' "
                         "(expected %sop, name, input, output)", s->name, v->key, op->name, list);
         }
+        for (int k = 0; k < s->nvals; k++) /* a name and its alias ("centers") */
+            if (s->vals[k].param == pi)
+                return rerr(p, v->key_line, v->key_col, "step '%s': key '%s' repeats '%s' "
+                            "(line %d)", s->name, v->key, op->params[pi].name, s->vals[k].line);
         char buf[4096];
         VOXA_CHECK(to_text(p, s->name, v, &op->params[pi], buf, sizeof buf));
         pl_value *pv = &s->vals[s->nvals++];

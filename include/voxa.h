@@ -8,6 +8,7 @@
 #include "voxa/zarr.h" /* Zarr v2/v3 arrays, OME-Zarr */
 #include "voxa/op.h" /* op descriptors and the registry */
 #include "voxa/stream.h" /* any op block by block, out of core */
+#include "voxa/pipeline.h" /* recipes: whole jobs, resumable, with a report */
 /* op families, one header each */
 #include "voxa/balls.h"
 #include "voxa/deconv.h"

@@ -26,7 +26,7 @@ import re
 import sys
 from collections import defaultdict
 
-LAYERS = ("core", "io", "registry", "stream", "backend")
+LAYERS = ("core", "io", "registry", "stream", "backend", "pipeline")
 SYMBOL = re.compile(r"\bvoxa_\w+")
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
 FUNC_DEF = re.compile(r"\b(voxa_\w+)\s*\((?:[^()]|\([^()]*\))*\)\s*$")

@@ -8,6 +8,7 @@ pkgs=(build-essential cmake pkg-config python3-venv python3-dev
       # headless napari tests (xvfb-run; Qt's xcb platform plugin):
       xvfb xauth libxkbcommon-x11-0 libxcb-icccm4 libxcb-image0 libxcb-keysyms1 libxcb-randr0 libxcb-render-util0 libxcb-xinerama0 libxcb-xfixes0 libxcb-shape0 libxcb-cursor0 libdbus-1-3 libfontconfig1 libgl1-mesa-dri)
 missing=()
+pkgs+=(chromium)  # report.html screenshots in the pipeline tests
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done

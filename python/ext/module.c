@@ -40,7 +40,9 @@
                "centroid, bbox, mean, min, max, sum, centroid_weighted) as bytes")              \
     X(preview, "preview(image, labels, spacing=None, point=None, lo_pct=0, hi_pct=0, "         \
                "mem_limit=0) -> (rgb bytes, height, width)")                                    \
-    X(png_write, "png_write(path, image): uint8 (h, w) or (h, w, 3) as PNG, atomically")
+    X(png_write, "png_write(path, image): uint8 (h, w) or (h, w, 3) as PNG, atomically")      \
+    X(pipeline_run, "pipeline_run(path=None, text=None, name=None, base_dir=None, mem_limit=0, " \
+                    "force=False, dry_run=False, progress=None) -> dict: run a recipe")
 
 #define VX_DECLARE(name, doc) PyObject *vx_py_##name(PyObject *, PyObject *, PyObject *);
 VX_METHODS(VX_DECLARE)

@@ -12,6 +12,7 @@ from .binary import binary_hit_or_miss, binary_propagation
 from .measure import find_objects, label
 from .morphology import (ball, binary_closing, binary_dilation, binary_erosion, binary_opening,
                          diamond, distance_transform_cdt, distance_transform_edt, morph_path)
+from .pipeline import pipeline
 from .points import balls
 from .preview import preview
 from .regionprops import regionprops_table
@@ -41,6 +42,7 @@ __all__ = [
     "label",  # measure
     "regionprops_table",  # regionprops
     "preview",  # preview
+    "pipeline",  # pipeline
     "richardson_lucy", "gaussian_psf",  # restoration
     "extract_patches", "paste_patches",  # roi
     "distance_transform_edt", "distance_transform_cdt", "binary_dilation",  # morphology

@@ -222,7 +222,6 @@ def test_peak_memory_set_by_the_block(tmp_path):
         streamed = peak_rss_mib(*cmd, tmp_path / "m.npy", "-o", tmp_path / "s.npy",
                                 "--mem-limit", "4M")
         np.testing.assert_array_equal(np.load(tmp_path / "w.npy"), np.load(tmp_path / "s.npy"))
-        base = peak_rss_mib("--version")  # the process alone
-        print(cmd, "peak RSS MiB: in memory", whole, "streamed", streamed, "process", base)
-        assert streamed < 4 + base + 4, (cmd, whole, streamed, base)  # limit + slack
-        assert whole > 2 * streamed, (cmd, whole, streamed, base)
+        print(cmd, "peak RSS MiB: in memory", whole, "streamed", streamed)
+        assert streamed < 4 + 12, (cmd, whole, streamed)  # the limit + process, libraries
+        assert whole > 2 * streamed, (cmd, whole, streamed)

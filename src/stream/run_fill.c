@@ -30,8 +30,9 @@
  * I/O per sweep: each visited block reads its grown input and state and
  * writes its state; usually 2-3 sweeps (paths that wind through blocks many
  * times need more; each block is revisited only when a neighbour changed).
- * Memory: one grown block x (input + 11) bytes (codes, state, a stack of
- * int64 indices), plus 16 bytes per block for the schedule. */
+ * Memory: one grown block x (input + 10) bytes (state, a stack of int64
+ * indices) plus its codes padded by r, plus 16 bytes per block for the
+ * schedule. */
 #include "stream_ops.h"
 
 #include <stdlib.h>
@@ -101,13 +102,14 @@ typedef struct fcost {
 
 static int64_t grown_bytes(const voxa_stream_plan *p, const int64_t *b, void *u) {
     const fcost *c = u;
-    int64_t g = 1, n = 1;
+    int64_t g = 1, n = 1, pad = 1;
     for (int d = 0; d < p->ndim; d++) {
         int64_t e = b[d] + 2 * c->r[d];
         g *= e < p->shape[d] ? e : p->shape[d];
+        pad *= (e < p->shape[d] ? e : p->shape[d]) + 2 * c->r[d];
         n *= b[d];
     }
-    return g * (int64_t)(c->in_es + 11) + n;
+    return g * (int64_t)(c->in_es + 10) + pad + n;
 }
 
 int voxa__fill_plan(const voxa_args *a, voxa_store *in, const voxa_stream_options *o,
@@ -143,6 +145,7 @@ typedef struct fctx {
     unsigned char *written;
     int64_t *proc_at, *changed_at, clock;
     int64_t *nb;                /* neighbour list scratch */
+    int64_t *off;               /* steps as offsets in the padded codes */
     int64_t reach[VOXA_MAXDIM]; /* neighbour blocks within the halo, per axis */
 } fctx;
 
@@ -220,17 +223,24 @@ static void mask_unwritten(fctx *c, int64_t b, const int64_t *glo, const int64_t
     }
 }
 
-/* One visit: flood the grown block, write the block's state if it changed. */
+/* One visit: flood the grown block, write the block's state if it changed.
+ * The codes live in the grown block padded by r with foreground, so the
+ * flood follows a step by one subtraction and never tests bounds. */
 static voxa_status visit(fctx *c, int64_t b) {
     const voxa_stream_plan *p = c->p;
     const fjob *f = c->f;
     int nd = p->ndim;
     int64_t lo[VOXA_MAXDIM], sh[VOXA_MAXDIM], glo[VOXA_MAXDIM], gsh[VOXA_MAXDIM];
+    int64_t pst[VOXA_MAXDIM], psize = 1;
     voxa__block_region(p, b, lo, sh);
     for (int d = 0; d < nd; d++) {
         glo[d] = lo[d] - f->r[d] > 0 ? lo[d] - f->r[d] : 0;
         int64_t end = lo[d] + sh[d] + f->r[d];
         gsh[d] = (end < p->shape[d] ? end : p->shape[d]) - glo[d];
+    }
+    for (int d = nd - 1; d >= 0; d--) {
+        pst[d] = psize;
+        psize *= gsh[d] + 2 * f->r[d];
     }
     voxa_array iv = voxa__shaped(&c->ibuf, nd, gsh), sv = voxa__shaped(&c->sbuf, nd, gsh);
     VOXA_CHECK(voxa_store_read(c->in, glo, &iv));
@@ -239,34 +249,40 @@ static voxa_status visit(fctx *c, int64_t b) {
     const uint8_t *src;
     uint8_t *owned = NULL;
     VOXA_CHECK(voxa__binary_view(&iv, &src, &owned));
-    int64_t n = voxa_array_size(&iv), top = 0, gstr[VOXA_MAXDIM];
-    gstr[nd - 1] = 1;
-    for (int d = nd - 2; d >= 0; d--) gstr[d] = gstr[d + 1] * gsh[d + 1];
+    for (int64_t k = 0; k < f->nsteps; k++) {
+        c->off[k] = 0;
+        for (int d = 0; d < nd; d++) c->off[k] += f->dv[k][d] * pst[d];
+    }
     const uint8_t *state = sv.data;
     uint8_t *code = c->code;
+    memset(code, FG, (size_t)psize);
+    int64_t n = voxa_array_size(&iv), top = 0, w = gsh[nd - 1], rl = f->r[nd - 1];
     int64_t idx[VOXA_MAXDIM] = {0};
-    for (int64_t i = 0; i < n; i++) {
-        code[i] = src[i] ? FG : state[i] ? BG : REACHED;
-        if (code[i] == BG) { /* a step out of the volume? */
-            int near = 0;
-            for (int d = 0; d < nd; d++) {
-                int64_t x = glo[d] + idx[d];
-                near |= x < f->r[d] || x >= f->n[d] - f->r[d];
-            }
-            for (int64_t k = 0; near && k < f->nsteps; k++) {
-                int out = 0;
-                for (int d = 0; d < nd && !out; d++) {
-                    int64_t y = glo[d] + idx[d] + f->dv[k][d];
-                    out = y < 0 || y >= f->n[d];
-                }
-                if (out) {
-                    code[i] = REACHED;
-                    near = 0;
-                }
-            }
+    for (int64_t i = 0; i < n; i += w) { /* row by row */
+        int64_t pi = 0, row_near = 0;
+        for (int d = 0; d < nd - 1; d++) {
+            int64_t x = glo[d] + idx[d];
+            row_near |= x < f->r[d] || x >= f->n[d] - f->r[d];
+            pi += (idx[d] + f->r[d]) * pst[d];
         }
-        if (code[i] == REACHED) c->stack[top++] = i;
-        for (int d = nd - 1; d >= 0; d--) {
+        pi += rl;
+        for (int64_t x = 0; x < w; x++) {
+            int64_t gi = i + x, q = pi + x;
+            code[q] = src[gi] ? FG : state[gi] ? BG : REACHED;
+            int64_t gx = glo[nd - 1] + x;
+            if (code[q] == BG && (row_near || gx < rl || gx >= f->n[nd - 1] - rl)) {
+                for (int64_t k = 0; k < f->nsteps && code[q] == BG; k++) {
+                    int out = 0; /* a step out of the volume? */
+                    for (int d = 0; d < nd && !out; d++) {
+                        int64_t y = glo[d] + (d == nd - 1 ? x : idx[d]) + f->dv[k][d];
+                        out = y < 0 || y >= f->n[d];
+                    }
+                    if (out) code[q] = REACHED;
+                }
+            }
+            if (code[q] == REACHED) c->stack[top++] = q;
+        }
+        for (int d = nd - 2; d >= 0; d--) {
             if (++idx[d] < gsh[d]) break;
             idx[d] = 0;
         }
@@ -274,20 +290,10 @@ static voxa_status visit(fctx *c, int64_t b) {
     voxa__free(owned);
     /* backwards along the steps: y reached, x = y - d background -> reached */
     while (top > 0) {
-        int64_t y = c->stack[--top], r = y, yi[VOXA_MAXDIM];
-        for (int d = nd - 1; d >= 0; d--) {
-            yi[d] = r % gsh[d];
-            r /= gsh[d];
-        }
+        int64_t y = c->stack[--top];
         for (int64_t k = 0; k < f->nsteps; k++) {
-            int64_t x = 0;
-            int ok = 1;
-            for (int d = 0; d < nd && ok; d++) {
-                int64_t xd = yi[d] - f->dv[k][d];
-                ok = xd >= 0 && xd < gsh[d];
-                x += xd * gstr[d];
-            }
-            if (ok && code[x] == BG) {
+            int64_t x = y - c->off[k];
+            if (code[x] == BG) {
                 code[x] = REACHED;
                 c->stack[top++] = x;
             }
@@ -298,13 +304,18 @@ static voxa_status visit(fctx *c, int64_t b) {
     voxa_array ov; /* in the input's buffer: the input is no longer needed */
     voxa_array_view(&ov, c->ibuf.data, VOXA_BOOL, nd, sh);
     uint8_t *o = ov.data;
-    int64_t m = voxa_array_size(&ov), bi[VOXA_MAXDIM] = {0};
-    for (int64_t i = 0; i < m; i++) {
-        int64_t g = 0;
-        for (int d = 0; d < nd; d++) g += (lo[d] - glo[d] + bi[d]) * gstr[d];
-        o[i] = code[g] != REACHED;
-        changed |= o[i] != state[g];
-        for (int d = nd - 1; d >= 0; d--) {
+    int64_t m = voxa_array_size(&ov), bi[VOXA_MAXDIM] = {0}, sw = sh[nd - 1];
+    for (int64_t i = 0; i < m; i += sw) {
+        int64_t g = 0, q = 0;
+        for (int d = 0; d < nd; d++) {
+            g = g * gsh[d] + (lo[d] - glo[d] + bi[d]);
+            q += (lo[d] - glo[d] + bi[d] + f->r[d]) * pst[d];
+        }
+        for (int64_t x = 0; x < sw; x++) {
+            o[i + x] = code[q + x] != REACHED;
+            changed |= o[i + x] != state[g + x];
+        }
+        for (int d = nd - 2; d >= 0; d--) {
             if (++bi[d] < sh[d]) break;
             bi[d] = 0;
         }
@@ -351,15 +362,17 @@ voxa_status voxa__stream_fill(const voxa_args *a, const voxa_stream_plan *p, vox
     c.p = p;
     c.in = in;
     c.out = out;
-    int64_t g[VOXA_MAXDIM], gn = 1;
+    int64_t g[VOXA_MAXDIM], gn = 1, pn = 1;
     for (int d = 0; d < nd; d++) {
         g[d] = p->block[d] + 2 * f.r[d] < p->shape[d] ? p->block[d] + 2 * f.r[d] : p->shape[d];
         gn *= g[d];
+        pn *= g[d] + 2 * f.r[d];
         c.reach[d] = (f.r[d] + p->block[d] - 1) / p->block[d];
     }
     voxa_status st = voxa_array_new(&c.ibuf, in->t, nd, g);
     if (st == VOXA_OK) st = voxa_array_new(&c.sbuf, VOXA_BOOL, nd, g);
-    c.code = malloc((size_t)gn);
+    c.code = malloc((size_t)pn);
+    c.off = malloc((size_t)(f.nsteps + 1) * sizeof *c.off);
     c.stack = malloc((size_t)gn * sizeof *c.stack);
     c.written = calloc((size_t)p->nblocks, 1);
     c.proc_at = malloc((size_t)p->nblocks * sizeof *c.proc_at);
@@ -370,7 +383,7 @@ voxa_status voxa__stream_fill(const voxa_args *a, const voxa_stream_plan *p, vox
         nmax *= w < p->grid[d] ? w : p->grid[d];
     }
     c.nb = malloc((size_t)nmax * sizeof *c.nb);
-    if (st == VOXA_OK && (!c.code || !c.stack || !c.written || !c.proc_at || !c.changed_at || !c.nb))
+    if (st == VOXA_OK && (!c.code || !c.stack || !c.written || !c.proc_at || !c.changed_at || !c.nb || !c.off))
         st = voxa__error(VOXA_ENOMEM, "fill holes: out of memory for a block of %lld voxels",
                          (long long)gn);
     if (st == VOXA_OK && f.trivial) {
@@ -401,6 +414,7 @@ done:
     free(c.proc_at);
     free(c.changed_at);
     free(c.nb);
+    free(c.off);
     voxa_array_free(&c.ibuf);
     voxa_array_free(&c.sbuf);
     return st;

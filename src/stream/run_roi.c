@@ -10,8 +10,8 @@
  * (reflect). From a chunked (Zarr) input the batch's boxes are grouped by
  * the storage chunks they touch: every touched chunk is read (decoded) once
  * per batch and copied into each box that needs it; chunks no patch
- * touches are never read. From a .npy input each box is read directly
- * (pread of its rows only). The patch is then cut from its box by
+ * touches are never read. A .npy input is read the same way in slabs of
+ * whole rows (about 4 MiB: few, long preads). The patch is then cut from its box by
  * voxa_roi_extract with the same mode: a box reaches the volume's edge on
  * every side where its patch crosses it, so padding gives the same voxels.
  * Memory: a batch of patches and their boxes (about 2 x the batch's output)
@@ -31,6 +31,8 @@
 #include <string.h>
 
 enum { M_ERROR, M_CLIP, M_CONSTANT, M_NEAREST, M_REFLECT };
+
+#define SLAB ((int64_t)4 << 20) /* bytes of a .npy input read at once */
 
 static const voxa_value *arg(const voxa_args *a, const char *name) {
     const voxa_value *v = voxa_args_get(a, name);
@@ -135,17 +137,36 @@ static int64_t patch_bytes(const voxa_stream_plan *p) {
     return b;
 }
 
+/* Bytes of the buffer one chunk (Zarr) or slab (.npy) of the input takes
+ * with batches of `batch` bytes: a slab is at most SLAB and the batch, at
+ * least one slice. */
+static int64_t unit_bytes(voxa_store *in, int64_t batch) {
+    int64_t b = (int64_t)voxa_dtype_size(in->t);
+    voxa_zarr_info info;
+    if (in->kind == STORE_ZARR && voxa_zarr_get_info(in->zarr, &info) == VOXA_OK) {
+        for (int d = 0; d < in->ndim; d++) b *= info.chunks[d];
+        return b;
+    }
+    if (in->kind != STORE_NPY) return 0;
+    for (int d = 1; d < in->ndim; d++) b *= in->shape[d];
+    int64_t want = batch < SLAB ? batch : SLAB;
+    return b > want ? b : want;
+}
+
 int voxa__roi_plan(const voxa_args *a, voxa_store *in, const voxa_stream_options *o,
                    int64_t limit, voxa_stream_plan *p) {
     if (!in) return 0;
     int64_t pb = patch_bytes(p), rows = p->shape[0];
+    int64_t fixed = rows * (int64_t)(in->ndim + 1) * 8; /* the corners */
     for (int d = 0; d < p->ndim; d++) p->block[d] = p->shape[d] > 0 ? p->shape[d] : 1;
     int64_t want = o ? o->block[0] : 0;
     p->block[0] = want > 0 && want < rows ? want : rows > 0 ? rows : 1;
+#define ROI_COST(B) (2 * (B) * pb + fixed + unit_bytes(in, 2 * (B) * pb))
     if (!voxa__blocks_given(o, p->ndim))
-        while (p->block[0] > 1 && 2 * p->block[0] * pb > limit) p->block[0] = (p->block[0] + 1) / 2;
+        while (p->block[0] > 1 && ROI_COST(p->block[0]) > limit) p->block[0] = (p->block[0] + 1) / 2;
     voxa__plan_grid(p);
-    p->peak_bytes = 2 * p->block[0] * pb + rows * (int64_t)(in->ndim + 1) * 8;
+    p->peak_bytes = ROI_COST(p->block[0]);
+#undef ROI_COST
     (void)a;
     return 1;
 }
@@ -173,16 +194,25 @@ static int cmp_pair(const void *x, const void *y) {
     return a[0] != b[0] ? (a[0] > b[0]) - (a[0] < b[0]) : (a[1] > b[1]) - (a[1] < b[1]);
 }
 
-/* Fill the batch's boxes: chunk by chunk (Zarr), or box by box. */
+/* Fill the batch's boxes: chunk by chunk (Zarr chunks; .npy slabs of whole
+ * rows), or box by box (inputs in memory). */
 static voxa_status read_boxes(voxa_store *in, int64_t m, const int64_t *blo, const int64_t *bsh,
-                              voxa_array *bv) {
+                              voxa_array *bv, int64_t batch) {
     int nd = in->ndim;
     voxa_zarr_info info;
-    if (in->kind != STORE_ZARR || voxa_zarr_get_info(in->zarr, &info) != VOXA_OK) {
-        for (int64_t i = 0; i < m; i++)
+    if (in->kind == STORE_NPY) {
+        /* slabs of whole rows of about SLAB bytes: long preads, each once */
+        int64_t slice = (int64_t)voxa_dtype_size(in->t), slab = unit_bytes(in, batch);
+        for (int d = 1; d < nd; d++) slice *= in->shape[d];
+        memcpy(info.chunks, in->shape, sizeof info.chunks);
+        info.chunks[0] = slice > 0 && slab / slice > 1 ? slab / slice : 1;
+    } else if (in->kind != STORE_ZARR || voxa_zarr_get_info(in->zarr, &info) != VOXA_OK) {
+        for (int64_t i = 0; i < m; i++) /* in memory: copy each box */
             if (voxa_array_size(&bv[i]) > 0) VOXA_CHECK(voxa_store_read(in, blo + i * nd, &bv[i]));
         return VOXA_OK;
     }
+    for (int d = 0; d < nd; d++)
+        if (info.chunks[d] < 1) info.chunks[d] = 1;
     /* (chunk, box) pairs, sorted by chunk: each chunk read once */
     int64_t npairs = 0, cap = 0, *pairs = NULL;
     voxa_status st = VOXA_OK;
@@ -307,7 +337,7 @@ voxa_status voxa__stream_roi(const voxa_args *a, const voxa_stream_plan *p, voxa
             voxa_array_view(&bv[i], boxes + used, in->t, nd, bsh + i * nd);
             used += voxa_array_size(&bv[i]) * es;
         }
-        if (st == VOXA_OK) st = read_boxes(in, m, blo, bsh, bv);
+        if (st == VOXA_OK) st = read_boxes(in, m, blo, bsh, bv, 2 * B * pb);
         int64_t oshape[VOXA_MAXDIM];
         memcpy(oshape, p->shape, sizeof oshape);
         oshape[0] = m;

@@ -83,6 +83,14 @@ static voxa_status runs(voxa_store *s, const int64_t *lo, voxa_array *a, int wri
     size_t es = voxa_dtype_size(s->t);
     int64_t len = s->ndim ? a->shape[fast] : 1;
     int direct = !s->ndim || a->strides[fast] == (int64_t)es;
+    /* C order: axes after `lead` covered whole and contiguous in memory join
+     * the run (one pread/pwrite for a patch or a slab, not one per row) */
+    int lead = fast;
+    if (direct && s->ndim && fast == s->ndim - 1)
+        while (lead > 0 && a->shape[lead] == s->shape[lead] &&
+               a->strides[lead - 1] == a->strides[lead] * a->shape[lead] &&
+               len * a->shape[lead - 1] * (int64_t)es <= ((int64_t)1 << 30)) /* < pread's cap */
+            len *= a->shape[--lead];
     char *buf = direct ? NULL : malloc((size_t)len * es);
     VOXA_FAIL_IF(!direct && !buf, VOXA_ENOMEM, "store: out of memory for a row");
     int64_t idx[VOXA_MAXDIM] = {0};
@@ -110,7 +118,7 @@ static voxa_status runs(voxa_store *s, const int64_t *lo, voxa_array *a, int wri
                 for (int64_t i = 0; i < len; i++) memcpy(mem + i * a->strides[fast], buf + i * (int64_t)es, es);
         }
         for (int d = s->ndim - 1; d >= 0; d--) {
-            if (d == fast) continue;
+            if (d >= lead && d <= fast) continue;
             if (++idx[d] < a->shape[d]) break;
             idx[d] = 0;
         }

@@ -99,6 +99,8 @@ typedef struct voxa_stream_plan {
     int global;                  /* labelled by blocks and merged (no halo) */
     int whole;                   /* the op needs the whole volume in memory
                                     (a global op without a merge: edt, roi) */
+    int streamed;                /* run by the op's own streamed passes (edt,
+                                    fill holes, roi, paste; docs/stream.md) */
     int64_t peak_bytes;          /* estimated working memory */
     int64_t out_bytes;           /* size of the output */
     voxa_dtype out_dtype;

@@ -4,7 +4,7 @@
  * Working set of one block b grown by the halo to g:
  *     g * (in bytes + out bytes + op scratch) + b * out bytes
  * (the op runs on the grown block, and the block's part is written out). */
-#include "store_internal.h"
+#include "stream_ops.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -64,6 +64,7 @@ voxa_status voxa_stream_plan_make(const voxa_args *a, voxa_store *in,
     }
     p->peak_bytes = working_set(p, p->block, p->whole ? (double)in_es + op->scratch : per_grown,
                                 out_es);
+    if (p->whole) return voxa__plan_streamed(a, in, o, limit, p); /* edt, fill, roi, paste */
     return VOXA_OK;
 }
 
@@ -90,7 +91,9 @@ voxa_status voxa_stream_plan_text(const voxa_stream_plan *p, char *buf, size_t n
              "memory:  about %.1f MiB at peak%s\n",
              sh, voxa_dtype_name(p->out_dtype), (double)p->out_bytes / 1048576.0, bl, gr,
              (long long)p->nblocks, lo, hi,
-             p->global ? " (global: blocks labelled, then merged across faces)" : "",
+             p->global     ? " (global: blocks labelled, then merged across faces)"
+             : p->streamed ? " (streamed passes: docs/stream.md)"
+                           : "",
              (double)p->peak_bytes / 1048576.0,
              p->whole ? " (this op needs the whole volume in memory)" : "");
     return VOXA_OK;

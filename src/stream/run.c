@@ -5,7 +5,7 @@
  * largest block, and reused. Ops that need the whole volume (edt, roi,
  * paste, fill holes) read it whole; labelling goes to label_merge.c.
  * Blocks run one after another, each op using every thread inside. */
-#include "store_internal.h"
+#include "stream_ops.h"
 
 #include <string.h>
 
@@ -103,6 +103,7 @@ voxa_status voxa_stream_run(const voxa_args *a, voxa_store *in, voxa_store *out,
     if (in && in->ndim == out->ndim && voxa_store_spacing(in, sp) == VOXA_OK)
         VOXA_CHECK(voxa_store_set_spacing(out, sp)); /* OME scale carried over */
     voxa_clear_error();
+    if (p.streamed) return voxa__stream_op(a, &p, a->op->ninputs ? in : NULL, out, progress, count);
     if (p.whole) return run_whole(a, a->op->ninputs ? in : NULL, out, &p, progress, count);
     if (p.global) return voxa__stream_label(a, &p, in, out, progress, count);
     return run_blocks(a, a->op->ninputs ? in : NULL, out, &p, progress, count);

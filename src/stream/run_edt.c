@@ -1,0 +1,389 @@
+/* Distance transforms (the `edt` op: Euclidean with any spacing, city block,
+ * chessboard) by blocks, exact: the result equals voxa_op_run on the whole
+ * volume bit for bit, and no pass holds more than one block.
+ *
+ * All three metrics are separable along axis 0. With g(z, .) the transform
+ * of slice z alone (distances to the background inside that slice, +inf
+ * where the slice has none),
+ *     Euclidean   D2(z, .) = min_q g2(q, .) + (s_0 (z - q))^2
+ *     city block  D(z, .)  = min_q g(q, .) + |z - q|
+ *     chessboard  D(z, .)  = min_q max(g(q, .), |z - q|)
+ * so two passes give the whole transform:
+ *   pass A  slabs of whole slices (block[0] slices, every other axis whole):
+ *           read the input slab, transform each slice (Euclidean: the
+ *           squared-distance core src/core/sqdt.c on the slice, float64
+ *           squared distances, the same passes in the same order as the
+ *           whole-volume run; city block and chessboard: the op itself on
+ *           the slice, int32), write g to a scratch .npy store;
+ *   pass B  pencils spanning axis 0 whole (Z x block[1] x ... ): read g,
+ *           run the 1-D pass along axis 0 on every column (Euclidean: the
+ *           lower envelope of parabolas written exactly as sqdt.c's, so the
+ *           same parabola wins; city block: two scans; chessboard: the
+ *           nearest q with max(g(q), |z - q|) minimal, searched outwards
+ *           from z and stopped at the best value found), write the output.
+ * The scratch store is removed on success and on failure (it is a created
+ * store that is never committed).
+ *
+ * I/O: input read once, output written once, scratch written and read once:
+ * N x (in + out + 2 x 8) bytes (Euclidean; 2 x 4 for city block and
+ * chessboard). Memory: pass A one slab (in + 8 + 1 bytes per voxel), pass B
+ * one pencil (8 + out bytes per voxel), whichever is larger. A single slice
+ * must fit. Cost: O(ndim N) (chessboard's axis-0 pass: O(N x D), D the
+ * distances met).
+ *
+ * Not streamed (the run reads the whole volume): the `indices` output (an
+ * in-memory array anyway) and 1-D inputs. An input without any background
+ * gets what scipy gives (distances from index (-1, 0, ..., 0); -1 for the
+ * city block and chessboard metrics). */
+#include "stream_ops.h"
+#include "sqdt.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { EUCLIDEAN, CITYBLOCK, CHESSBOARD };
+
+typedef struct edt_job {
+    int metric, squared, nd;
+    double sp[VOXA_MAXDIM];
+    int has_sp;
+    voxa_dtype gt, out_t;   /* scratch (float64 / int32) and output dtypes */
+} edt_job;
+
+static int64_t iget(const voxa_args *a, const char *name) {
+    const voxa_value *v = voxa_args_get(a, name);
+    return v && v->set ? v->i : 0;
+}
+
+static void job_of(const voxa_args *a, const voxa_stream_plan *p, edt_job *j) {
+    memset(j, 0, sizeof *j);
+    j->nd = p->ndim;
+    j->metric = (int)iget(a, "metric");
+    j->squared = (int)iget(a, "squared");
+    j->out_t = p->out_dtype;
+    j->gt = j->metric == EUCLIDEAN ? VOXA_F64 : VOXA_I32;
+    const voxa_value *s = voxa_args_get(a, "spacing");
+    if (s && s->set) {
+        j->has_sp = 1;
+        for (int d = 0; d < j->nd; d++) j->sp[d] = s->n == 1 ? s->fv[0] : s->fv[d];
+    } else {
+        for (int d = 0; d < j->nd; d++) j->sp[d] = 1.0;
+    }
+}
+
+/* ---- plan ------------------------------------------------------------------ */
+
+typedef struct cost_ctx {
+    size_t in_es, out_es, g_es;
+    int pass; /* 0: slab (block[0] slices), 1: pencil */
+} cost_ctx;
+
+static int64_t slab_bytes(const voxa_stream_plan *p, int64_t t, const cost_ctx *c) {
+    int64_t n = t;
+    for (int d = 1; d < p->ndim; d++) n *= p->shape[d];
+    return n * (int64_t)(c->in_es + c->g_es + 1);
+}
+
+static int64_t pencil_bytes(const voxa_stream_plan *p, const int64_t *b, const cost_ctx *c) {
+    int64_t n = p->shape[0];
+    for (int d = 1; d < p->ndim; d++) n *= b[d];
+    return n * (int64_t)(c->g_es + c->out_es);
+}
+
+static int64_t cost(const voxa_stream_plan *p, const int64_t *b, void *u) {
+    const cost_ctx *c = u;
+    return c->pass == 0 ? slab_bytes(p, b[0], c) : pencil_bytes(p, b, c);
+}
+
+int voxa__edt_plan(const voxa_args *a, voxa_store *in, const voxa_stream_options *o,
+                   int64_t limit, voxa_stream_plan *p) {
+    const voxa_value *ind = voxa_args_get(a, "indices");
+    if (!in || p->ndim < 2 || (ind && ind->set)) return 0;
+    cost_ctx c = {voxa_dtype_size(in->t), voxa_dtype_size(p->out_dtype),
+                  iget(a, "metric") == EUCLIDEAN ? 8 : 4, 0};
+    int64_t b[VOXA_MAXDIM];
+    for (int d = 0; d < p->ndim; d++) {
+        int64_t want = o ? o->block[d] : 0;
+        b[d] = want > 0 && want < p->shape[d] ? want : p->shape[d] > 0 ? p->shape[d] : 1;
+    }
+    if (!voxa__blocks_given(o, p->ndim)) {
+        while (b[0] > 1 && slab_bytes(p, b[0], &c) > limit) b[0] = (b[0] + 1) / 2;
+        c.pass = 1;
+        int64_t keep0 = b[0];
+        b[0] = p->shape[0]; /* pencils span axis 0: only axes 1.. are cut */
+        for (int d = 1; d < p->ndim; d++)
+            while (b[d] > 1 && cost(p, b, &c) > limit) b[d] = (b[d] + 1) / 2;
+        b[0] = keep0;
+    }
+    memcpy(p->block, b, sizeof b);
+    voxa__plan_grid(p);
+    int64_t pa = slab_bytes(p, b[0], &c), pb = pencil_bytes(p, b, &c);
+    p->peak_bytes = pa > pb ? pa : pb;
+    memset(p->halo_lo, 0, sizeof p->halo_lo);
+    memset(p->halo_hi, 0, sizeof p->halo_hi);
+    return 1;
+}
+
+/* ---- pass A: slices ------------------------------------------------------------ */
+
+static voxa_status slab_pass(const voxa_args *a, const edt_job *j, const voxa_stream_plan *p,
+                             voxa_store *in, voxa_store *g, int *has_bg,
+                             const voxa_progress *progress, int64_t steps) {
+    int nd = j->nd;
+    int64_t t = p->block[0], shape[VOXA_MAXDIM], slice = 1;
+    memcpy(shape, p->shape, sizeof shape);
+    for (int d = 1; d < nd; d++) slice *= shape[d];
+    shape[0] = t;
+    voxa_array ibuf = {0}, gbuf = {0};
+    voxa_status st = voxa_array_new(&ibuf, in->t, nd, shape);
+    if (st == VOXA_OK) st = voxa_array_new(&gbuf, j->gt, nd, shape);
+    int64_t nslabs = (p->shape[0] + t - 1) / t;
+    for (int64_t k = 0; st == VOXA_OK && k < nslabs; k++) {
+        int64_t lo[VOXA_MAXDIM] = {0};
+        lo[0] = k * t;
+        shape[0] = lo[0] + t <= p->shape[0] ? t : p->shape[0] - lo[0];
+        voxa_array iv = voxa__shaped(&ibuf, nd, shape), gv = voxa__shaped(&gbuf, nd, shape);
+        st = voxa_store_read(in, lo, &iv);
+        const uint8_t *src = NULL;
+        uint8_t *owned = NULL;
+        if (st == VOXA_OK && j->metric == EUCLIDEAN) st = voxa__binary_view(&iv, &src, &owned);
+        for (int64_t z = 0; st == VOXA_OK && z < shape[0]; z++) {
+            if (j->metric == EUCLIDEAN) {
+                const uint8_t *s = src + z * slice;
+                for (int64_t i = 0; i < slice && !*has_bg; i++) *has_bg = s[i] == 0;
+                voxa__sqdt q;
+                memset(&q, 0, sizeof q);
+                q.ndim = nd - 1;
+                memcpy(q.shape, shape + 1, sizeof(int64_t) * (size_t)(nd - 1));
+                q.src = s;
+                q.target = 0;
+                q.spacing = j->has_sp ? j->sp + 1 : NULL;
+                q.mode = VOXA__SQDT_F64_SQ;
+                q.out = (double *)gv.data + z * slice;
+                st = voxa__sqdt_run(&q);
+            } else {
+                /* the op itself on the slice: int32, -1 where it has no background */
+                voxa_array si, so;
+                voxa_array_view(&si, (char *)iv.data + z * slice * (int64_t)voxa_dtype_size(in->t),
+                                in->t, nd - 1, shape + 1);
+                voxa_array_view(&so, (int32_t *)gv.data + z * slice, VOXA_I32, nd - 1, shape + 1);
+                st = voxa_op_run(a, &si, &so, NULL, NULL);
+                if (st == VOXA_OK && !*has_bg) *has_bg = ((int32_t *)so.data)[0] != -1;
+            }
+        }
+        voxa__free(owned);
+        if (st == VOXA_OK) st = voxa_store_write(g, lo, &gv);
+        if (st == VOXA_OK) st = voxa__progress(progress, k + 1, steps);
+    }
+    voxa_array_free(&ibuf);
+    voxa_array_free(&gbuf);
+    return st;
+}
+
+/* ---- pass B: columns along axis 0 ------------------------------------------------ */
+
+typedef struct col_ctx {
+    const edt_job *j;
+    int has_bg;
+    int64_t n, ncols;        /* column length (axis 0), columns in the pencil */
+    const void *g;           /* (n, ncols) scratch values */
+    void *out;               /* (n, ncols) output, j->out_t */
+    int64_t lo[VOXA_MAXDIM], shape[VOXA_MAXDIM]; /* the pencil in the volume */
+    char *scratch;
+    size_t per;
+} col_ctx;
+
+/* The lower envelope of parabolas (q, g[q]) read at 0..n-1 into f: sqdt.c's
+ * envelope without border or cap, written the same way so that the same
+ * parabola wins and the same value comes out. */
+static void envelope(const double *g, int64_t n, double s2, double *f, int64_t *v, double *gv,
+                     double *z) {
+    int64_t k = -1;
+    for (int64_t q = 0; q <= n - 1; q++) {
+        double gq = g[q];
+        if (gq == INFINITY) continue;
+        double hq = gq + s2 * (double)q * (double)q;
+        double s = -INFINITY;
+        while (k >= 0) {
+            double hk = gv[k] + s2 * (double)v[k] * (double)v[k];
+            s = (hq - hk) / (2.0 * s2 * (double)(q - v[k]));
+            if (s <= z[k]) k--;
+            else break;
+        }
+        if (k < 0) s = -INFINITY;
+        k++;
+        v[k] = q;
+        gv[k] = gq;
+        z[k] = s;
+    }
+    if (k < 0) {
+        for (int64_t x = 0; x < n; x++) f[x] = INFINITY;
+        return;
+    }
+    int64_t j = 0;
+    for (int64_t x = 0; x < n; x++) {
+        while (j < k && z[j + 1] <= (double)x) j++;
+        double d = (double)(x - v[j]);
+        f[x] = gv[j] + s2 * d * d;
+    }
+}
+
+/* Output value of a squared distance, as voxa_edt writes it. */
+static void put_d2(void *out, voxa_dtype t, int64_t i, double d2, int squared) {
+    double v = squared ? d2 : sqrt(d2);
+    if (t == VOXA_F64) ((double *)out)[i] = v;
+    else if (t == VOXA_F32) ((float *)out)[i] = (float)v;
+    else ((uint32_t *)out)[i] = d2 >= 4294967295.0 ? UINT32_MAX : (uint32_t)d2;
+}
+
+/* scipy's distances for an input without background: from (-1, 0, ..., 0). */
+static double nobg_d2(const edt_job *j, const int64_t *idx) {
+    double d2 = 0;
+    for (int d = 0; d < j->nd; d++) {
+        double e = (double)(d == 0 ? idx[d] + 1 : idx[d]) * (j->has_sp ? j->sp[d] : 1.0);
+        d2 += e * e;
+    }
+    return d2;
+}
+
+static voxa_status columns(int64_t lo, int64_t hi, int tid, void *vc) {
+    const col_ctx *c = vc;
+    const edt_job *j = c->j;
+    int64_t n = c->n, m = c->ncols;
+    double *g = (double *)(c->scratch + (size_t)tid * c->per);
+    double *f = g + n, *gv = f + n, *z = gv + n + 1;
+    int64_t *v = (int64_t *)(z + n + 1);
+    int32_t *ig = (int32_t *)g;
+    double s2 = j->sp[0] * j->sp[0];
+    for (int64_t col = lo; col < hi; col++) {
+        if (j->metric == EUCLIDEAN && !c->has_bg) {
+            int64_t idx[VOXA_MAXDIM], r = col;
+            for (int d = j->nd - 1; d >= 1; d--) {
+                idx[d] = c->lo[d] + r % c->shape[d];
+                r /= c->shape[d];
+            }
+            for (int64_t x = 0; x < n; x++) {
+                idx[0] = x;
+                put_d2(c->out, j->out_t, x * m + col, nobg_d2(j, idx), j->squared);
+            }
+            continue;
+        }
+        if (j->metric == EUCLIDEAN) {
+            const double *src = c->g;
+            for (int64_t q = 0; q < n; q++) g[q] = src[q * m + col];
+            envelope(g, n, s2, f, v, gv, z);
+            for (int64_t x = 0; x < n; x++) put_d2(c->out, j->out_t, x * m + col, f[x], j->squared);
+            continue;
+        }
+        const int32_t *src = c->g;
+        int32_t *dst = c->out;
+        for (int64_t q = 0; q < n; q++) ig[q] = src[q * m + col] < 0 ? INT32_MAX : src[q * m + col];
+        if (j->metric == CITYBLOCK) {
+            for (int64_t q = 1; q < n; q++)
+                if (ig[q - 1] != INT32_MAX && ig[q - 1] + 1 < ig[q]) ig[q] = ig[q - 1] + 1;
+            for (int64_t q = n - 2; q >= 0; q--)
+                if (ig[q + 1] != INT32_MAX && ig[q + 1] + 1 < ig[q]) ig[q] = ig[q + 1] + 1;
+            for (int64_t x = 0; x < n; x++) dst[x * m + col] = ig[x] == INT32_MAX ? -1 : ig[x];
+            continue;
+        }
+        /* chessboard: min over q of max(g(q), |x - q|), searched outwards */
+        for (int64_t x = 0; x < n; x++) {
+            int64_t best = ig[x];
+            for (int64_t d = 1; d < best && (x - d >= 0 || x + d < n); d++) {
+                if (x - d >= 0 && ig[x - d] < best) best = ig[x - d] > d ? ig[x - d] : d;
+                if (x + d < n && ig[x + d] < best) best = ig[x + d] > d ? ig[x + d] : d;
+            }
+            dst[x * m + col] = best == INT32_MAX ? -1 : (int32_t)best;
+        }
+    }
+    return VOXA_OK;
+}
+
+static voxa_status pencil_pass(const edt_job *j, const voxa_stream_plan *p, voxa_store *g,
+                               voxa_store *out, int has_bg, const voxa_progress *progress,
+                               int64_t done, int64_t steps) {
+    int nd = j->nd;
+    int64_t pshape[VOXA_MAXDIM], grid[VOXA_MAXDIM], npencils = 1;
+    memcpy(pshape, p->block, sizeof pshape);
+    pshape[0] = p->shape[0];
+    for (int d = 1; d < nd; d++) {
+        grid[d] = (p->shape[d] + pshape[d] - 1) / pshape[d];
+        npencils *= grid[d];
+    }
+    voxa_array gbuf = {0}, obuf = {0};
+    voxa_status st = voxa_array_new(&gbuf, j->gt, nd, pshape);
+    if (st == VOXA_OK) st = voxa_array_new(&obuf, j->out_t, nd, pshape);
+    int nt = 1;
+    size_t per = (size_t)(p->shape[0] + 1) * 40;
+    char *scratch = st == VOXA_OK ? voxa__thread_scratch(1, per, &nt) : NULL;
+    if (st == VOXA_OK && !scratch) st = voxa__error(VOXA_ENOMEM, "edt: out of memory for columns");
+    for (int64_t k = 0; st == VOXA_OK && k < npencils; k++) {
+        col_ctx c;
+        memset(&c, 0, sizeof c);
+        c.j = j;
+        c.has_bg = has_bg;
+        c.n = p->shape[0];
+        c.shape[0] = p->shape[0];
+        c.ncols = 1;
+        int64_t r = k;
+        for (int d = nd - 1; d >= 1; d--) {
+            c.lo[d] = (r % grid[d]) * pshape[d];
+            r /= grid[d];
+            c.shape[d] = c.lo[d] + pshape[d] <= p->shape[d] ? pshape[d] : p->shape[d] - c.lo[d];
+            c.ncols *= c.shape[d];
+        }
+        voxa_array gv = voxa__shaped(&gbuf, nd, c.shape), ov = voxa__shaped(&obuf, nd, c.shape);
+        if (has_bg || j->metric != EUCLIDEAN) st = voxa_store_read(g, c.lo, &gv);
+        c.g = gv.data;
+        c.out = ov.data;
+        c.scratch = scratch;
+        c.per = per;
+        if (st == VOXA_OK)
+            st = voxa__parallel_for_nt(c.ncols, voxa__grain(c.n), nt, columns, &c);
+        if (st == VOXA_OK) st = voxa_store_write(out, c.lo, &ov);
+        if (st == VOXA_OK) st = voxa__progress(progress, done + k + 1, steps);
+    }
+    voxa__free(scratch);
+    voxa_array_free(&gbuf);
+    voxa_array_free(&obuf);
+    return st;
+}
+
+/* The whole-volume run refuses these at run time; refuse them before any
+ * pass, with its words. */
+static voxa_status check_job(const edt_job *j, const voxa_stream_plan *p) {
+    if (j->metric != EUCLIDEAN) return VOXA_OK;
+    VOXA_FAIL_IF(j->out_t == VOXA_U32 && (!j->squared || j->has_sp), VOXA_EINVAL,
+                 "edt: uint32 output holds squared distances with unit spacing only");
+    for (int d = 0; j->has_sp && d < j->nd; d++)
+        VOXA_FAIL_IF(!(j->sp[d] > 0) || !isfinite(j->sp[d]), VOXA_EINVAL,
+                     "edt: spacing[%d] = %g must be finite and > 0", d, j->sp[d]);
+    if (j->out_t == VOXA_U32) {
+        double maxd2 = 0;
+        for (int d = 0; d < j->nd; d++) maxd2 += ((double)p->shape[d] + 1) * ((double)p->shape[d] + 1);
+        VOXA_FAIL_IF(maxd2 >= 4294967295.0, VOXA_EOVERFLOW,
+                     "squared distances may exceed uint32 for this shape: use float64");
+    }
+    return VOXA_OK;
+}
+
+voxa_status voxa__stream_edt(const voxa_args *a, const voxa_stream_plan *p, voxa_store *in,
+                             voxa_store *out, const voxa_progress *progress) {
+    edt_job j;
+    job_of(a, p, &j);
+    VOXA_CHECK(check_job(&j, p));
+    int64_t total = 1;
+    for (int d = 0; d < p->ndim; d++) total *= p->shape[d];
+    if (total == 0) return VOXA_OK;
+    voxa_store *g = NULL;
+    VOXA_CHECK(voxa__scratch_store(out, "edt", j.gt, p->ndim, p->shape, &g));
+    int has_bg = 0;
+    int64_t nslabs = (p->shape[0] + p->block[0] - 1) / p->block[0], npencils = 1;
+    for (int d = 1; d < p->ndim; d++) npencils *= p->grid[d];
+    int64_t steps = nslabs + npencils;
+    voxa_status st = slab_pass(a, &j, p, in, g, &has_bg, progress, steps);
+    if (st == VOXA_OK) st = pencil_pass(&j, p, g, out, has_bg, progress, nslabs, steps);
+    voxa_store_close(g); /* removes the scratch file */
+    return st;
+}

@@ -179,6 +179,7 @@ found:;
         voxa_array ob = sub(out, s, len);
         voxa_op_ctx c = *ctx;
         c.count = -1;
+        memset(&c.progress, 0, sizeof c.progress); /* progress counts blocks here */
         if (!in) { /* ops without input (balls): the block alone */
             c.out = &ob;
             for (int d = 0; d < nd; d++) c.origin[d] = ctx->origin[d] + s[d];

@@ -99,3 +99,10 @@ done:
     voxa__free(owned);
     return st;
 }
+
+voxa_status voxa_edt_on(voxa_backend b, const voxa_array *in, voxa_array *out,
+                        const voxa_edt_params *p) {
+    VOXA_CHECK(voxa_backend_resolve(b, &b));
+    if (b == VOXA_BACKEND_CPU) return voxa_edt(in, out, p);
+    return voxa__edt_gpu(b, in, out, p);
+}

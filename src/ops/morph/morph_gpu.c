@@ -222,3 +222,10 @@ done:
     voxa__free(owned);
     return st;
 }
+
+voxa_status voxa_morph_on(voxa_backend b, voxa_morph_op op, const voxa_array *in,
+                          voxa_array *out, const voxa_morph_params *p) {
+    VOXA_CHECK(voxa_backend_resolve(b, &b));
+    if (b == VOXA_BACKEND_CPU) return voxa_morph(op, in, out, p);
+    return voxa__morph_gpu(b, op, in, out, p);
+}

@@ -23,6 +23,7 @@
 #include "op_args.h"
 #include "route.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,15 +76,20 @@ typedef struct limits {
 } limits;
 
 static voxa_status device_limits(voxa_backend b, limits *l) {
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
     static int64_t mem[VOXA_NBACKENDS], maxa[VOXA_NBACKENDS]; /* probed once */
     static int probed[VOXA_NBACKENDS];
-    if (!probed[b]) { /* benign race: every thread computes the same values */
+    pthread_mutex_lock(&lock);
+    voxa_status st = VOXA_OK;
+    if (!probed[b]) {
         voxa_backend_info info;
-        VOXA_CHECK(voxa_backend_query(b, &info));
-        mem[b] = info.ndevices ? info.devices[0].memory : 0;
-        maxa[b] = info.ndevices ? info.devices[0].max_alloc : 0;
-        probed[b] = 1;
+        st = voxa_backend_query(b, &info);
+        mem[b] = st == VOXA_OK && info.ndevices ? info.devices[0].memory : 0;
+        maxa[b] = st == VOXA_OK && info.ndevices ? info.devices[0].max_alloc : 0;
+        probed[b] = st == VOXA_OK;
     }
+    pthread_mutex_unlock(&lock);
+    VOXA_CHECK(st);
     l->total = mem[b] > 0 ? mem[b] / 4 * 3 : INT64_MAX;
     l->largest = maxa[b] > 0 ? maxa[b] : INT64_MAX;
     const char *env = getenv("VOXA_GPU_TILE_BYTES");

@@ -188,6 +188,17 @@ def test_cli_backend_option(backend, tmp_path):
             assert r.returncode == 0, r.stderr
             outs.append(np.load(out))
         same(*outs)
+    # streamed: every block of the chunk executor runs on the GPU (labels merged across
+    # blocks, morphology with its halo)
+    m = np.load(tmp_path / "m.npy")
+    for cmd, opts, want in [(["label"], ["--connectivity", "2"],
+                             ndi.label(m, ndi.generate_binary_structure(3, 2))[0]),
+                            (["morph", "open"], ["--ball", "3"], voxa.binary_opening(m, ball=3))]:
+        out = tmp_path / "streamed.npy"
+        r = subprocess.run([CLI, *cmd, tmp_path / "m.npy", "-o", out, "--backend", backend,
+                            "--mem-limit", "64K", *opts], capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        np.testing.assert_array_equal(np.load(out), want)
     r = subprocess.run([CLI, "label", tmp_path / "m.npy", "-o", tmp_path / "x.npy",
                         "--backend", "gpu"], capture_output=True, text=True)
     assert r.returncode == 2 and "expected cpu, opencl, cuda or auto" in r.stderr

@@ -47,11 +47,18 @@ voxa_status voxa_op_backend(const voxa_args *a, voxa_backend *out) {
     *out = VOXA_BACKEND_CPU;
     if (b == VOXA_BACKEND_CPU) return VOXA_OK;
     if (!a->op->gpu || !a->op->gpu->run) {
-        VOXA_FAIL_IF(b != VOXA_BACKEND_AUTO, VOXA_EUNSUPPORTED,
-                     "%s: backend '%s': this op has no GPU path (GPU ops: balls, label, edt, "
-                     "morphology, roi, paste); use the cpu or auto backend",
-                     a->op->name, voxa_backend_name(b));
-        return VOXA_OK;
+        if (b == VOXA_BACKEND_AUTO) return VOXA_OK;
+        char list[512];
+        size_t len = 0;
+        int n;
+        const voxa_op *const *ops = voxa_ops(&n);
+        for (int i = 0; i < n && len < sizeof list; i++)
+            if (ops[i]->gpu && ops[i]->gpu->run)
+                len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", len ? ", " : "",
+                                        ops[i]->name);
+        return voxa__error(VOXA_EUNSUPPORTED, "%s: backend '%s': this op has no GPU path (GPU "
+                           "ops: %s); use the cpu or auto backend", a->op->name,
+                           voxa_backend_name(b), list);
     }
     return voxa_backend_resolve(b, out);
 }

@@ -8,7 +8,9 @@
 #    with gcc and nvcc alone - no libtiff/FFTW needed on a bare machine;
 # 2. runs the GPU parity test (tests/c/test_backend.c) on cuda and on
 #    opencl (OpenCL on the NVIDIA driver), each op against the CPU backend;
-# 3. runs the GPU benchmarks of issue 11 and prints one table: CPU time,
+# 3. where `make build` made the Python extension, runs tests/python/test_gpu_ops.py on
+#    cuda (backend=, --backend, CuPy arrays when CuPy is installed);
+# 4. runs the GPU benchmarks of issue 11 and prints one table: CPU time,
 #    GPU time per call (median), and the device split (to device, kernels,
 #    from device) measured with VOXA_GPU_TIMING=1.
 #
@@ -97,6 +99,15 @@ for b in $BACKENDS; do
     tail -8 "$B/parity_$b.log"
     [ $st -eq 0 ] || { echo "parity $b: FAILED (exit $st; log: $B/parity_$b.log)"; rc=1; }
 done
+
+# ---- Python (backend=, CuPy): only where `make build` made .venv and the extension -----
+if [ -x .venv/bin/python ] && ls python/voxa/_voxa*.so >/dev/null 2>&1; then
+    log "python: backend= and CuPy arrays on cuda"
+    VOXA_TEST_BACKENDS=cuda PYTHONPATH=$ROOT/python VOXA_CLI=$ROOT/build/voxa timeout 200 \
+        .venv/bin/python -m pytest -q -rs tests/python/test_gpu_ops.py 2>&1 | tail -5 || rc=1
+else
+    echo "python: no .venv with the extension (make build): backend=/CuPy tests not run"
+fi
 
 # ---- benchmarks ----------------------------------------------------------------------
 log "benchmarks (SCALE=$SCALE)"

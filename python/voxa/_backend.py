@@ -10,6 +10,12 @@ results are equal to the CPU's, voxel for voxel; a backend that cannot run
 raises TypeError naming what is missing (runtime, device, the op's GPU path);
 "auto" never fails for that (``voxa backends`` on the command line lists
 them).
+
+CuPy arrays (objects with ``__cuda_array_interface__`` and no NumPy
+interface) are accepted with backend "cuda" or "auto" and the result comes
+back as a CuPy array. For now they travel through the host (cupy.asnumpy in,
+cupy.asarray out): the ops' GPU entry points take host views; a
+device-resident path needs them to take device pointers (docs/gpu.md).
 """
 import contextvars
 import functools
@@ -45,6 +51,29 @@ def run_op(name, input, output, **kw):
 _voxa.run_op = run_op  # every module calls _voxa.run_op: route them through here
 
 
+def _is_cupy(x):
+    return hasattr(x, "__cuda_array_interface__") and not hasattr(x, "__array_interface__")
+
+
+def _from_device(args, kw, backend):
+    """(args, kw, cupy module or None): CuPy arrays among the arguments copied
+    to NumPy; TypeError unless the backend is cuda or auto."""
+    found = [a for a in list(args) + list(kw.values()) if _is_cupy(a)]
+    if not found:
+        return args, kw, None
+    if backend not in ("cuda", "auto"):
+        raise TypeError("CuPy arrays (__cuda_array_interface__) need backend='cuda' or 'auto'")
+    import cupy  # an object with __cuda_array_interface__ came from a CUDA library
+    conv = (lambda a: cupy.asnumpy(a) if _is_cupy(a) else a)
+    return [conv(a) for a in args], {k: conv(v) for k, v in kw.items()}, cupy
+
+
+def _to_device(result, cupy):
+    if isinstance(result, tuple):
+        return tuple(_to_device(r, cupy) for r in result)
+    return cupy.asarray(result) if hasattr(result, "__array_interface__") else result
+
+
 def takes_backend(fn):
     """fn with a keyword-only backend=None that routes its ops."""
     if "backend" in inspect.signature(fn).parameters:
@@ -52,11 +81,14 @@ def takes_backend(fn):
 
     @functools.wraps(fn)
     def wrapper(*args, backend=None, **kw):
-        token = _current.set(check(backend))
+        name = check(backend)
+        args, kw, cupy = _from_device(args, kw, name)
+        token = _current.set(name)
         try:
-            return fn(*args, **kw)
+            result = fn(*args, **kw)
         finally:
             _current.reset(token)
+        return result if cupy is None else _to_device(result, cupy)
 
     sig = inspect.signature(fn)
     params = list(sig.parameters.values())

@@ -237,3 +237,29 @@ def test_no_icd_backend_option_fails_clearly_auto_runs_cpu(tmp_path):
     r = subprocess.run([os.sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert r.returncode == 0, r.stderr
     assert "backend 'opencl' cannot run: no OpenCL platform" in r.stdout
+
+
+class FakeDeviceArray:
+    """An object that only has __cuda_array_interface__ (like a CuPy array)."""
+    __cuda_array_interface__ = {"shape": (2, 2), "typestr": "|b1", "data": (0, False),
+                                "version": 3}
+
+
+def test_cuda_arrays_need_the_cuda_backend():
+    with pytest.raises(TypeError, match="need backend='cuda' or 'auto'"):
+        voxa.label(FakeDeviceArray(), backend="cpu")
+
+
+def test_cupy_arrays_round_trip():
+    cupy = pytest.importorskip("cupy", reason="CuPy is not installed")
+    try:
+        cupy.cuda.runtime.getDeviceCount()
+    except Exception as e:  # no driver / no device
+        pytest.skip(f"no CUDA device: {e}")
+    m = np.random.default_rng(4).random((20, 30, 40)) < 0.5
+    d = voxa.distance_transform_edt(cupy.asarray(m), backend="cuda")
+    assert isinstance(d, cupy.ndarray)
+    np.testing.assert_array_equal(cupy.asnumpy(d), ndi.distance_transform_edt(m))
+    lab, n = voxa.label(cupy.asarray(m), backend="cuda")
+    ref, k = ndi.label(m)
+    assert n == k and np.array_equal(cupy.asnumpy(lab), ref)

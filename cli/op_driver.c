@@ -36,6 +36,7 @@ typedef struct call {
     const char *mem_limit;  /* --mem-limit: run block by block (stream) */
     const char *chunks;     /* --chunks: the block shape */
     const char *pyramid;    /* --pyramid N: OME-Zarr levels after "0" */
+    const char *backend;    /* --backend: cpu, opencl, cuda, auto */
     int nopt;               /* options given, in order (the last one wins) */
     int param[MAXGIVEN];
     const char *text[MAXGIVEN];
@@ -171,6 +172,7 @@ static int parse(call *c, int argc, char **argv) {
         const char **stream_opt = !strcmp(key, "mem-limit") ? &c->mem_limit
                                   : !strcmp(key, "chunks")  ? &c->chunks
                                   : !strcmp(key, "pyramid") ? &c->pyramid
+                                  : !strcmp(key, "backend") ? &c->backend
                                                             : NULL;
         if (!strcmp(key, "dry-run")) {
             if (val) return cli_error(c->cmd, CLI_USAGE, "option --dry-run takes no value");
@@ -212,6 +214,34 @@ static int parse(call *c, int argc, char **argv) {
     if (!c->out_path && !c->dry_run)
         return cli_error(c->cmd, CLI_USAGE, "missing -o OUT (see voxa help %s)", c->ref);
     return CLI_OK;
+}
+
+/* --backend NAME, else VOXA_BACKEND (checked here: the library reads an
+ * unknown name as cpu). A usage error for an unknown name. */
+static int cli_set_backend(const char *cmd, voxa_args *a, const char *name) {
+    const char *env = getenv("VOXA_BACKEND");
+    voxa_backend b;
+    if (name && voxa_backend_from_name(name, &b) != VOXA_OK)
+        return cli_error(cmd, CLI_USAGE, "--backend '%s': expected cpu, opencl, cuda or auto",
+                         name);
+    if (!name && env && *env && voxa_backend_from_name(env, &b) != VOXA_OK)
+        return cli_error(cmd, CLI_USAGE, "VOXA_BACKEND '%s': expected cpu, opencl, cuda or auto",
+                         env);
+    if (name) voxa_args_set_backend(a, b);
+    return CLI_OK;
+}
+
+/* --dry-run, ops with a GPU path: the device memory of a GPU run. */
+static void print_device(const call *c, const voxa_args *a, voxa_dtype dt, int nd,
+                         const int64_t *shape) {
+    int64_t total, largest;
+    const char *formula;
+    if (!c->op->gpu || voxa_op_device_bytes(a, dt, nd, shape, &total, &largest, &formula))
+        return;
+    printf("device memory (opencl, cuda): %s = %.1f MiB, largest buffer %.1f MiB%s\n",
+           formula ? formula : "?", (double)total / 1048576.0, (double)largest / 1048576.0,
+           c->op->flags & VOXA_OP_LOCAL ? " (tiled with the halo when the device is smaller)"
+                                        : "");
 }
 
 static bool given(const call *c, int p) {
@@ -265,6 +295,7 @@ static int check_given(const call *c) {
 static int set_args(const call *c, voxa_args *a, voxa_array *in, voxa_store **store) {
     const voxa_op *op = c->op;
     if (voxa_args_init(a, op) != VOXA_OK) return report(c, CLI_FAIL);
+    if (cli_set_backend(c->cmd, a, c->backend) != CLI_OK) return CLI_USAGE;
     for (int k = 0; k < c->nopt; k++)
         for (int j = 0; j < op->nparams; j++)
             if (j != c->param[k] && cli_same_group(&op->params[j], &op->params[c->param[k]]) &&
@@ -328,6 +359,9 @@ static int run_streamed(const call *c, const voxa_args *a, voxa_store *in) {
     if (c->dry_run) {
         voxa_stream_plan_text(&p, text, sizeof text);
         fputs(text, stdout);
+        voxa_array meta = c->op->ninputs > 0 ? voxa_store_meta(in) : (voxa_array){0};
+        if (c->op->ninputs > 0) print_device(c, a, meta.dtype, meta.ndim, meta.shape);
+        else print_device(c, a, p.out_dtype, p.ndim, p.shape);
         return CLI_OK;
     }
     if (p.peak_bytes > o.mem_limit)

@@ -178,6 +178,7 @@ static void usage(FILE *f, const char *cmd, const voxa_op *op) {
         }
     if (op->describe) usage_word(f, &at, col, "[--describe]");
     usage_word(f, &at, col, "[--mem-limit SIZE [--chunks Z,Y,X] [--pyramid N] [--dry-run]]");
+    usage_word(f, &at, col, "[--backend B]");
     fputc('\n', f);
 }
 
@@ -221,6 +222,9 @@ static void block(FILE *f, const char *cmd, const voxa_op *op) {
                 "the one before (mean of 2x2x2 for float outputs, first voxel for integer "
                 "and bool ones)");
     option_line(f, 2, "--dry-run", "print the plan (blocks, halo, peak memory) and exit");
+    option_line(f, 2, "--backend B", op->gpu ? "cpu (default: VOXA_BACKEND, else cpu), opencl, "
+                "cuda or auto (a usable GPU, else cpu); GPU limits: docs/gpu.md"
+                : "cpu (default); this op has no GPU path (auto runs the cpu)");
     if (op->details) fprintf(f, "\n%s", op->details);
 }
 

@@ -3,11 +3,14 @@
 #
 #   bash tools/gpu-check.sh            # < 5 minutes on one H200
 #
-# 1. builds the GPU subset of libvoxa (core, backends, balls, label, roi)
+# 1. builds the GPU subset of libvoxa (core, backends, balls, label, roi,
+#    distance, morph)
 #    with gcc and nvcc alone - no libtiff/FFTW needed on a bare machine;
 # 2. runs the GPU parity test (tests/c/test_backend.c) on cuda and on
 #    opencl (OpenCL on the NVIDIA driver), each op against the CPU backend;
-# 3. runs the GPU benchmarks of issue 11 and prints one table: CPU time,
+# 3. where `make build` made the Python extension, runs tests/python/test_gpu_ops.py on
+#    cuda (backend=, --backend, CuPy arrays when CuPy is installed);
+# 4. runs the GPU benchmarks of issue 11 and prints one table: CPU time,
 #    GPU time per call (median), and the device split (to device, kernels,
 #    from device) measured with VOXA_GPU_TIMING=1.
 #
@@ -58,7 +61,7 @@ fi
 
 # ---- build ------------------------------------------------------------------------
 log "build"
-KERNELS=$(ls src/ops/*/*.cl | sort)
+KERNELS=$(ls src/core/*.cl src/ops/*/*.cl | sort)
 FATBIN=""
 if command -v nvcc >/dev/null; then
     { echo '#include "vx_portable.h"'; for f in $KERNELS; do echo "#include \"$ROOT/$f\""; done; } \
@@ -75,7 +78,8 @@ cmake -DOUT="$B/voxa_kernels.c" -DSOURCES="$SOURCES" -DFATBIN="$FATBIN" \
     -P src/backend/embed.cmake || exit 1
 CC=${CC:-gcc}
 FLAGS="-O3 -std=c11 -fopenmp -D_POSIX_C_SOURCE=200809L -Iinclude -Isrc/core -Isrc -Itests/c"
-LIBSRC="src/core/*.c src/backend/*.c src/ops/balls/*.c src/ops/label/*.c src/ops/roi/*.c"
+LIBSRC="src/core/*.c src/backend/*.c src/ops/balls/*.c src/ops/label/*.c src/ops/roi/*.c
+        src/ops/distance/*.c src/ops/morph/*.c"
 # shellcheck disable=SC2086
 $CC $FLAGS $CFLAGS_CL -o "$B/test_backend" tests/c/test_backend.c $LIBSRC "$B/voxa_kernels.c" \
     -lm -ldl -lpthread || exit 1
@@ -95,6 +99,15 @@ for b in $BACKENDS; do
     tail -8 "$B/parity_$b.log"
     [ $st -eq 0 ] || { echo "parity $b: FAILED (exit $st; log: $B/parity_$b.log)"; rc=1; }
 done
+
+# ---- Python (backend=, CuPy): only where `make build` made .venv and the extension -----
+if [ -x .venv/bin/python ] && ls python/voxa/_voxa*.so >/dev/null 2>&1; then
+    log "python: backend= and CuPy arrays on cuda"
+    VOXA_TEST_BACKENDS=cuda PYTHONPATH=$ROOT/python VOXA_CLI=$ROOT/build/voxa timeout 200 \
+        .venv/bin/python -m pytest -q -rs tests/python/test_gpu_ops.py 2>&1 | tail -5 || rc=1
+else
+    echo "python: no .venv with the extension (make build): backend=/CuPy tests not run"
+fi
 
 # ---- benchmarks ----------------------------------------------------------------------
 log "benchmarks (SCALE=$SCALE)"
@@ -165,6 +178,15 @@ typedef struct { voxa_array in, out; int64_t n; } label_job;
 static voxa_status run_label(voxa_backend b, void *c) {
     label_job *j = c;
     return voxa_label_on(b, &j->in, NULL, 1, &j->out, &j->n);
+}
+typedef struct { voxa_array in, out; voxa_morph_params p; } morph_job;
+static voxa_status run_open(voxa_backend b, void *c) {
+    morph_job *j = c;
+    return voxa_morph_on(b, VOXA_MORPH_OPEN, &j->in, &j->out, &j->p);
+}
+static voxa_status run_edt(voxa_backend b, void *c) {
+    morph_job *j = c;
+    return voxa_edt_on(b, &j->in, &j->out, NULL);
 }
 typedef struct { voxa_array in, out; voxa_roi_params p; } roi_job;
 static voxa_status run_roi(voxa_backend b, void *c) {
@@ -243,8 +265,36 @@ int main(int argc, char **argv) {
         row(w3, bs[i], r, r.ok && !memcmp(rj[i].out.data, rj[0].out.data, (size_t)(nroi * 4096)));
         if (i) voxa_array_free(&rj[i].out);
     }
-    printf("| RL iteration (128,512,512), PSF 32^3 | gpu | not built yet | | | | |\n");
-    printf("| W4 opening (400,401,401), ball R=21 | gpu | not built yet | | | | |\n");
+    /* W4: opening of (400, 401, 401) with a radius-21 ball; EDT of the same mask */
+    int64_t nz = (int64_t)(400 * (scale < 1 ? scale : 1)); if (nz < 48) nz = 48;
+    int64_t wsh[3] = {nz, nz + 1, nz + 1}, wn = nz * (nz + 1) * (nz + 1);
+    voxa_array blobs;
+    voxa_array_new(&blobs, VOXA_U8, 3, wsh);
+    for (int64_t k = 0; k < wn; k++) ((unsigned char *)blobs.data)[k] = 0;
+    voxa_balls_params bp = {.points = pts, .npoints = 200, .radius = (double)nz / 10};
+    for (int k = 0; k < 200; k++) {
+        pts[3 * k] = urand() * (double)nz; pts[3 * k + 1] = urand() * (double)nz; pts[3 * k + 2] = urand() * (double)nz;
+    }
+    voxa_balls(&bp, &blobs);
+    morph_job mj[3];
+    char w4[64], w4e[64];
+    double R = 21 * (scale < 1 ? scale : 1) < 3 ? 3 : 21 * (scale < 1 ? scale : 1);
+    snprintf(w4, sizeof w4, "W4 opening (%lld,%lld,%lld) ball R=%g", (long long)nz, (long long)nz + 1, (long long)nz + 1, R);
+    snprintf(w4e, sizeof w4e, "EDT float64 of that mask");
+    for (int i = 0; i < nb; i++) {
+        mj[i].in = blobs;
+        mj[i].p = (voxa_morph_params){.se = {.kind = VOXA_SE_BALL, .radius = R}, .iterations = 1};
+        voxa_array_new(&mj[i].out, VOXA_BOOL, 3, wsh);
+        result r = timed(run_open, &mj[i], bs[i], 3);
+        row(w4, bs[i], r, r.ok && !memcmp(mj[i].out.data, mj[0].out.data, (size_t)wn));
+    }
+    for (int i = 0; i < nb; i++) {
+        if (i) voxa_array_free(&mj[i].out);
+        voxa_array_new(&mj[i].out, VOXA_F64, 3, wsh);
+        result r = timed(run_edt, &mj[i], bs[i], 3);
+        row(w4e, bs[i], r, r.ok && !memcmp(mj[i].out.data, mj[0].out.data, (size_t)wn * 8));
+    }
+    printf("| RL iteration (128,512,512), PSF 32^3 | gpu | not built here (feat/gpurl) | | | | |\n");
     printf("\nGPU times include the copies; with VOXA_GPU_TIMING=1 each launch waits for its kernel.\n");
     return 0;
 }

@@ -14,7 +14,9 @@
 
 #include "core.h"
 #include "balls.h"
+#include "edt.h"
 #include "label.h"
+#include "morph.h"
 #include "roi.h"
 
 #ifdef __cplusplus
@@ -90,6 +92,14 @@ VOXA_API voxa_status voxa_balls_on(voxa_backend b, const voxa_balls_params *p,
 VOXA_API voxa_status voxa_label_on(voxa_backend b, const voxa_array *in,
                                    const unsigned char *structure, int connectivity,
                                    voxa_array *out, int64_t *nlabels);
+/** voxa_edt on backend b (GPU: float64 distances with the CPU's rounding,
+ *  equal bit for bit). */
+VOXA_API voxa_status voxa_edt_on(voxa_backend b, const voxa_array *in, voxa_array *out,
+                                 const voxa_edt_params *p);
+/** voxa_morph on backend b (GPU: ball, diamond and box elements, iterations
+ *  >= 1; EUNSUPPORTED otherwise). */
+VOXA_API voxa_status voxa_morph_on(voxa_backend b, voxa_morph_op op, const voxa_array *in,
+                                   voxa_array *out, const voxa_morph_params *p);
 /** voxa_roi_extract on backend b. */
 VOXA_API voxa_status voxa_roi_extract_on(voxa_backend b, const voxa_array *in,
                                          const voxa_roi_params *p, voxa_array *out);

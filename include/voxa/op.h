@@ -20,6 +20,7 @@
 #define VOXA_OP_H
 
 #include "core.h"
+#include "backend.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -91,6 +92,8 @@ struct voxa_op;
 typedef struct voxa_args {
     const struct voxa_op *op;
     voxa_value v[VOXA_OP_MAXPARAMS];
+    int backend_set;      /* 0: run on voxa_backend_selected() (VOXA_BACKEND) */
+    voxa_backend backend; /* with backend_set: cpu, opencl, cuda or auto */
 } voxa_args;
 
 /* ---- the op descriptor ------------------------------------------------------ */
@@ -122,6 +125,22 @@ typedef struct voxa_op_ctx {
     int64_t count;                /* out: VOXA_OP_COUNT ops; else -1 */
 } voxa_op_ctx;
 
+/** The GPU side of an op (the descriptor's `gpu` slot): every field may be
+ *  NULL. How a kernel is added: docs/design.md and docs/gpu.md. */
+typedef struct voxa_op_gpu {
+    /* Run ctx on GPU backend b (opencl or cuda), same contract and result as
+     * the descriptor's run. EUNSUPPORTED (message: why, e.g. "4-D input")
+     * when these arguments have no GPU path: `auto` then runs the CPU. */
+    voxa_status (*run)(voxa_op_ctx *ctx, voxa_backend b);
+    /* Device memory of a run on an input of this dtype and shape (ops
+     * without an input: the output's): *total bytes in all, *largest in one
+     * buffer. */
+    voxa_status (*device_bytes)(const voxa_args *a, voxa_dtype in_dtype, int ndim,
+                                const int64_t *shape, int64_t *total, int64_t *largest);
+    /* The formula in words for --dry-run and docs ("9 V + V/64"), or NULL. */
+    const char *formula;
+} voxa_op_gpu;
+
 typedef struct voxa_op {
     const char *name;     /* registry key and recipe step: "dilate" */
     const char *group;    /* CLI command grouping several ops ("morph" for
@@ -147,7 +166,7 @@ typedef struct voxa_op {
     voxa_status (*run)(voxa_op_ctx *ctx);
     /* Optional: name the algorithm the arguments select, into buf. */
     voxa_status (*describe)(const voxa_args *a, const voxa_array *in, char *buf, size_t n);
-    const void *gpu;      /* kernels for the GPU backends, or NULL */
+    const voxa_op_gpu *gpu; /* the GPU backends' entry, or NULL: cpu only */
     double scratch;       /* working bytes per voxel of a region beyond its
                              input and output (for planning memory) */
 } voxa_op;
@@ -179,6 +198,9 @@ VOXA_API voxa_status voxa_args_set_list(voxa_args *a, const char *name, const do
  *  for one column), optional column names (copied). */
 VOXA_API voxa_status voxa_args_set_array(voxa_args *a, const char *name, const voxa_array *v,
                                          const char *const *names);
+/** Run on backend b (cpu, opencl, cuda, auto) instead of the process
+ *  default voxa_backend_selected(). EINVAL for an invalid value. */
+VOXA_API voxa_status voxa_args_set_backend(voxa_args *a, voxa_backend b);
 /** Unset a parameter (back to absent, even if it has a default). */
 VOXA_API voxa_status voxa_args_clear(voxa_args *a, const char *name);
 /** The value of parameter `name`, or NULL if the op has no such parameter. */
@@ -196,9 +218,24 @@ VOXA_API voxa_status voxa_op_output(const voxa_args *a, const voxa_array *in, vo
 VOXA_API voxa_status voxa_op_halo(const voxa_args *a, int ndim, int64_t *lo, int64_t *hi);
 /** Check, then run on the whole input into `out` (caller-allocated with the
  *  dtype and shape voxa_op_output gives; any strides). *count (may be NULL:
- *  then ops may skip computing it) receives the op's count, or -1. */
+ *  then ops may skip computing it) receives the op's count, or -1.
+ *  Backend: the args' (voxa_args_set_backend) or voxa_backend_selected().
+ *  cpu runs `run`; opencl/cuda run the `gpu` slot and fail with
+ *  EUNSUPPORTED naming what is missing (runtime, device, the op's GPU path);
+ *  auto runs a usable GPU's path, else the CPU (never failing for that).
+ *  A volume whose device memory exceeds the device (or VOXA_GPU_TILE_BYTES)
+ *  runs in tiles with the op's halo (LOCAL ops). */
 VOXA_API voxa_status voxa_op_run(const voxa_args *a, const voxa_array *in, voxa_array *out,
                                  const voxa_progress *progress, int64_t *count);
+/** The backend a run of `a` would use now (auto and the default resolved;
+ *  ops without a GPU path resolve auto to cpu). Errors as voxa_op_run's. */
+VOXA_API voxa_status voxa_op_backend(const voxa_args *a, voxa_backend *out);
+/** Device bytes of a GPU run of `a` on an input (or output, ops without
+ *  input) of this dtype and shape: total and largest buffer; both 0 and
+ *  *formula NULL for ops without a GPU path. *formula may be NULL. */
+VOXA_API voxa_status voxa_op_device_bytes(const voxa_args *a, voxa_dtype in_dtype, int ndim,
+                                          const int64_t *shape, int64_t *total,
+                                          int64_t *largest, const char **formula);
 /** Run on a region of a larger volume of shape `whole`: `in` is the input
  *  region grown by the halo where the volume allows, its first voxel at
  *  `in_origin`; `out` the output region, first voxel at `out_origin`, inside

@@ -4,7 +4,7 @@
  * keep their scipy/scikit-image signatures, validate and allocate with
  * NumPy, then call
  *
- *     run_op(name, input, output, progress=None, count=True, **params)
+ *     run_op(name, input, output, progress=None, count=True, backend=None, **params)
  *         -> the op's count (count=False: ops may skip it), or None
  *     op_output(name, input, **params) -> (dtype name, shape)
  *     op_halo(name, ndim, **params) -> (lo, hi)
@@ -226,8 +226,24 @@ static int call_init(call *c, const char *fname, PyObject *name_obj, PyObject *i
     return 0;
 }
 
+/* backend="cpu"|"opencl"|"cuda"|"auto" (None: VOXA_BACKEND, else cpu). */
+static int set_backend(call *c, PyObject *kw) {
+    PyObject *v = kw ? PyDict_GetItemString(kw, "backend") : NULL;
+    if (!v || v == Py_None) return 0;
+    const char *name = PyUnicode_Check(v) ? PyUnicode_AsUTF8(v) : NULL;
+    voxa_backend b;
+    if (!name || voxa_backend_from_name(name, &b) != VOXA_OK) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_ValueError, "backend: %R: expected 'cpu', 'opencl', 'cuda' or 'auto'",
+                     v);
+        return -1;
+    }
+    voxa_args_set_backend(&c->args, b);
+    return 0;
+}
+
 /* run_op's own keywords: progress=callable, count=False (skip the count of
- * ops where it costs a pass). */
+ * ops where it costs a pass), backend= (set_backend). */
 static int run_options(PyObject *kw, PyObject **progress, int *want_count) {
     PyObject *p = kw ? PyDict_GetItemString(kw, "progress") : NULL;
     PyObject *c = kw ? PyDict_GetItemString(kw, "count") : NULL;
@@ -241,11 +257,11 @@ PyObject *vx_py_run_op(PyObject *self, PyObject *args, PyObject *kw) {
     int want_count;
     if (!PyArg_ParseTuple(args, "UOO", &name, &in_o, &out_o)) return NULL;
     if (run_options(kw, &prog_o, &want_count) < 0) return NULL;
-    static const char *const skip[] = {"progress", "count", NULL};
+    static const char *const skip[] = {"progress", "count", "backend", NULL};
     call c;
     PyObject *ret = NULL;
     voxa_array out;
-    if (call_init(&c, "run_op", name, in_o, kw, skip) < 0) goto done;
+    if (call_init(&c, "run_op", name, in_o, kw, skip) < 0 || set_backend(&c, kw) < 0) goto done;
     if (vx_array(&c.bufs, out_o, 1, "output", &out) < 0) goto done;
     vx_progress pp = {prog_o, 0};
     voxa_progress prog = vx_progress_bridge(&pp);

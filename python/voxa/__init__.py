@@ -23,6 +23,13 @@ from . import stream  # streamed runs on paths: voxa.stream.run
 
 __version__ = _voxa.version()
 
+from ._backend import takes_backend as _takes_backend  # noqa: E402  backend= on op functions
+for _name in ("balls", "label", "richardson_lucy", "extract_patches", "paste_patches",
+              "distance_transform_edt", "distance_transform_cdt", "binary_dilation",
+              "binary_erosion", "binary_opening", "binary_closing", "binary_propagation",
+              "binary_hit_or_miss", "binary_fill_holes"):
+    globals()[_name] = _takes_backend(globals()[_name])
+
 
 def set_threads(n):
     """Use n worker threads for later calls (0 restores the default:

@@ -5,6 +5,7 @@
  * that covers the output region: the op's border rule then acts only where
  * the input region stops, which is the volume's edge when the halo is whole. */
 #include "op_args.h"
+#include "route.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -113,7 +114,7 @@ static voxa_status run_ctx(const voxa_args *a, const voxa_array *in, voxa_array 
         ctx.whole[d] = whole ? whole[d] : out->shape[d];
     }
     if (progress) ctx.progress = *progress;
-    voxa_status st = a->op->run(&ctx);
+    voxa_status st = voxa__route_run(&ctx); /* the backend: route.c */
     if (count) *count = ctx.count;
     return st;
 }

@@ -10,6 +10,7 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 static unsigned long long seed = 0x9e3779b97f4a7c15ull;
 static double urand(void) { return (double)(vtest_rand(&seed) >> 11) / 9007199254740992.0; }
@@ -436,6 +437,54 @@ static void test_roi(void) {
     }
 }
 
+/* ---- edt and morphology ------------------------------------------------------------ */
+
+static void same_bytes(const voxa_array *x, const voxa_array *y) {
+    CHECK(!memcmp(x->data, y->data, (size_t)voxa_array_size(x) * voxa_dtype_size(x->dtype)));
+}
+
+static void test_edt_morph(void) {
+    static const int64_t shapes[][3] = {{1, 1, 7}, {5, 1, 9}, {13, 17, 19}, {3, 2, 300}};
+    static const double dens[] = {0.05, 0.5, 0.97};
+    double sp[3] = {2.0, 1.0, 0.7};
+    for (int s = 0; s < 4; s++)
+        for (int d = 0; d < 3; d++) {
+            voxa_array m, c, g;
+            CHECK_OK(voxa_array_new(&m, VOXA_U8, 3, shapes[s]));
+            fill_random(&m, dens[d]);
+            for (int k = 0; k < ngpus; k++)
+                for (int v = 0; v < 3; v++) {
+                    voxa_dtype t = v == 2 ? VOXA_F32 : VOXA_F64;
+                    voxa_edt_params p = {v == 1 ? sp : NULL, 0, {0}};
+                    CHECK_OK(voxa_array_new(&c, t, 3, shapes[s]));
+                    CHECK_OK(voxa_array_new(&g, t, 3, shapes[s]));
+                    CHECK_OK(voxa_edt(&m, &c, &p));
+                    CHECK_OK(voxa_edt_on(gpus[k], &m, &g, &p));
+                    same_bytes(&c, &g);
+                    voxa_array_free(&c);
+                    voxa_array_free(&g);
+                }
+            voxa_morph_element els[4] = {{.kind = VOXA_SE_BALL, .radius = 2.5},
+                                         {.kind = VOXA_SE_BALL, .radius = 3, .spacing = sp},
+                                         {.kind = VOXA_SE_DIAMOND, .radius = 2},
+                                         {.kind = VOXA_SE_BOX, .box = {3, 2, 5}}};
+            for (int k = 0; k < ngpus; k++)
+                for (int e = 0; e < 4; e++)
+                    for (int op = VOXA_MORPH_DILATE; op <= VOXA_MORPH_CLOSE; op++) {
+                        voxa_morph_params p = {.se = els[e], .iterations = 1 + e % 2,
+                                               .border_value = op % 2};
+                        CHECK_OK(voxa_array_new(&c, VOXA_BOOL, 3, shapes[s]));
+                        CHECK_OK(voxa_array_new(&g, VOXA_BOOL, 3, shapes[s]));
+                        CHECK_OK(voxa_morph((voxa_morph_op)op, &m, &c, &p));
+                        CHECK_OK(voxa_morph_on(gpus[k], (voxa_morph_op)op, &m, &g, &p));
+                        same_bytes(&c, &g);
+                        voxa_array_free(&c);
+                        voxa_array_free(&g);
+                    }
+            voxa_array_free(&m);
+        }
+}
+
 int main(void) {
     const char *env = getenv("VOXA_TEST_BACKENDS");
     char list[64];
@@ -451,5 +500,6 @@ int main(void) {
     RUN(test_balls);
     RUN(test_label);
     RUN(test_roi);
+    RUN(test_edt_morph);
     VTEST_END();
 }

@@ -1,9 +1,9 @@
 """GPU backends from Python: the OpenCL path (PoCL here) against SciPy/NumPy,
 and the CPU path unaffected when no OpenCL ICD is visible.
 
-The Python module has no backend= keyword yet (it waits for the op
-interface), so the GPU entry points are called through ctypes on the built
-libvoxa.so (voxa_label_on, voxa_balls_on, voxa_roi_extract_on).
+These call the typed GPU entry points through ctypes on the built libvoxa.so
+(voxa_label_on, voxa_balls_on, voxa_roi_extract_on); the op interface's
+routing (backend=, --backend) is tested in test_gpu_ops.py.
 VOXA_TEST_BACKENDS chooses the GPU backends (default "opencl")."""
 import ctypes as C
 import os

@@ -4,6 +4,7 @@
  * Its halo is the reach of a ball (points that far outside a region still
  * paint into it), for executors that pick the points near a chunk. */
 #include "op_args.h"
+#include "voxa/backend.h"
 #include "voxa/balls.h"
 
 #include <math.h>
@@ -83,7 +84,7 @@ static voxa_status halo(const voxa_args *a, int ndim, int64_t *lo, int64_t *hi) 
     return VOXA_OK;
 }
 
-static voxa_status run(voxa_op_ctx *c) {
+static voxa_status run_on(voxa_op_ctx *c, voxa_backend b) {
     static const char *zyx = "zyx";
     const voxa_args *a = c->args;
     const voxa_value *tab = voxa__arg(a, POINTS);
@@ -115,13 +116,30 @@ static voxa_status run(voxa_op_ctx *c) {
                            .radii = given ? given->data : radii,
                            .spacing = voxa__arg_axes(a, SPACING, nd, sp),
                            .owner = (int)voxa__arg_int(a, OWNER), .progress = c->progress};
-    st = voxa_balls(&p, c->out);
+    st = voxa_balls_on(b, &p, c->out);
     if (st == VOXA_OK && c->want_count) c->count = voxa__count_nonzero(c->out);
 done:
     free(pts);
     free(radii);
     return st;
 }
+
+static voxa_status run(voxa_op_ctx *c) { return run_on(c, VOXA_BACKEND_CPU); }
+
+/* Device memory (balls_gpu.c): the output (owner map: int64 plus a 64-bit
+ * claim per voxel) and 72 bytes per point. */
+static voxa_status device_bytes(const voxa_args *a, voxa_dtype dt, int nd, const int64_t *shape,
+                                int64_t *total, int64_t *largest) {
+    int64_t v = 1, n = voxa__arg(a, POINTS)->set ? voxa__arg(a, POINTS)->array.shape[0] : 0;
+    for (int d = 0; d < nd; d++) v *= shape[d];
+    int owner = (int)voxa__arg_int(a, OWNER);
+    *total = (owner ? 16 * v : v) + 72 * n;
+    *largest = owner ? 8 * v : v;
+    return VOXA_OK;
+}
+
+static const voxa_op_gpu gpu = {run_on, device_bytes,
+                                "V + 72 per point (owner map: 16 V + 72 per point)"};
 
 const voxa_op voxa__op_balls = {
     .name = "balls",
@@ -137,4 +155,5 @@ const voxa_op voxa__op_balls = {
     .output = output,
     .halo = halo,
     .run = run,
+    .gpu = &gpu,
 };

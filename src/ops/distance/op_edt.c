@@ -4,6 +4,7 @@
  * a distance may come from anywhere in the volume. */
 #include "op_args.h"
 #include "voxa/edt.h"
+#include "edt_gpu.h"
 
 enum { SPACING, METRIC, SQUARED, DTYPE, INDICES, METRIC_FLAGS, NPARAMS };
 enum { EUCLIDEAN, CITYBLOCK, CHESSBOARD };
@@ -81,6 +82,34 @@ static voxa_status run(voxa_op_ctx *c) {
     return voxa_edt(c->in, c->out, &p);
 }
 
+/* The GPU path: Euclidean distances without indices (edt_gpu.c). */
+static voxa_status run_gpu(voxa_op_ctx *c, voxa_backend b) {
+    const voxa_args *a = c->args;
+    VOXA_FAIL_IF(voxa__arg_int(a, METRIC) != EUCLIDEAN, VOXA_EUNSUPPORTED,
+                 "metric: the GPU path computes Euclidean distances only (cityblock and "
+                 "chessboard: cpu backend)");
+    VOXA_FAIL_IF(voxa__arg_set(a, INDICES), VOXA_EUNSUPPORTED,
+                 "indices: the GPU path gives distances only (indices: cpu backend)");
+    double sp[VOXA_MAXDIM];
+    voxa_edt_params p = {voxa__arg_axes(a, SPACING, c->in->ndim, sp),
+                         (int)voxa__arg_int(a, SQUARED), c->progress};
+    return voxa__edt_gpu(b, c->in, c->out, &p);
+}
+
+static voxa_status device_bytes(const voxa_args *a, voxa_dtype dt, int nd, const int64_t *shape,
+                                int64_t *total, int64_t *largest) {
+    voxa_dtype odt;
+    int ond;
+    int64_t oshape[VOXA_MAXDIM];
+    voxa_array probe = {.dtype = dt, .ndim = nd};
+    VOXA_CHECK(output(a, &probe, &odt, &ond, oshape));
+    voxa__edt_gpu_bytes(nd, shape, odt, total, largest);
+    return VOXA_OK;
+}
+
+static const voxa_op_gpu gpu = {run_gpu, device_bytes,
+                                "9 V + line scratch (<= 256 MiB); 12 V for float32/uint32"};
+
 const voxa_op voxa__op_edt = {
     .name = "edt",
     .python = "distance_transform_edt",
@@ -92,5 +121,6 @@ const voxa_op voxa__op_edt = {
     .check = check,
     .output = output,
     .run = run,
+    .gpu = &gpu,
     .scratch = 8,
 };

@@ -3,6 +3,7 @@
  * across faces instead of reading a halo. */
 #include "op_args.h"
 #include "voxa/label.h"
+#include "voxa/backend.h"
 
 #include <stdlib.h>
 
@@ -42,7 +43,7 @@ static voxa_status output(const voxa_args *a, const voxa_array *in, voxa_dtype *
     return VOXA_OK;
 }
 
-static voxa_status run(voxa_op_ctx *c) {
+static voxa_status run_on(voxa_op_ctx *c, voxa_backend b) {
     const voxa_array *s = voxa__arg_array(c->args, STRUCTURE);
     unsigned char *bytes = NULL;
     if (s) {
@@ -57,11 +58,26 @@ static voxa_status run(voxa_op_ctx *c) {
             }
         }
     }
-    voxa_status st = voxa_label(c->in, bytes, (int)voxa__arg_int(c->args, CONNECTIVITY), c->out,
+    voxa_status st = voxa_label_on(b, c->in, bytes, (int)voxa__arg_int(c->args, CONNECTIVITY), c->out,
                                 &c->count);
     free(bytes);
     return st;
 }
+
+static voxa_status run(voxa_op_ctx *c) { return run_on(c, VOXA_BACKEND_CPU); }
+
+/* Device memory (label_gpu.c): mask + parents, then parents + output, and
+ * one count per 512 voxels. */
+static voxa_status device_bytes(const voxa_args *a, voxa_dtype dt, int nd, const int64_t *shape,
+                                int64_t *total, int64_t *largest) {
+    int64_t v = 1, es = (int64_t)voxa_dtype_size((voxa_dtype)voxa__arg_int(a, DTYPE));
+    for (int d = 0; d < nd; d++) v *= shape[d];
+    *total = (es > 1 ? 8 * v + es * v : 9 * v) + v / 64 + 8;
+    *largest = 8 * v;
+    return VOXA_OK;
+}
+
+static const voxa_op_gpu gpu = {run_on, device_bytes, "9 V, then 8 V + es V; + V/64"};
 
 const voxa_op voxa__op_label = {
     .name = "label",
@@ -77,5 +93,6 @@ const voxa_op voxa__op_label = {
     .check = check,
     .output = output,
     .run = run,
+    .gpu = &gpu,
     .scratch = 8,
 };

@@ -3,6 +3,7 @@
  * element's reach times the iterations (twice for open/close) around it. */
 #include "op_args.h"
 #include "voxa/morph.h"
+#include "morph_gpu.h"
 
 #include <string.h>
 
@@ -86,7 +87,7 @@ static voxa_status halo(const voxa_args *a, int ndim, int64_t *lo, int64_t *hi) 
     return VOXA_OK;
 }
 
-static voxa_status run(voxa_op_ctx *c) {
+static voxa_status run_on(voxa_op_ctx *c, voxa_backend b) {
     voxa_morph_params p;
     double sp[VOXA_MAXDIM];
     memset(&p, 0, sizeof p);
@@ -94,8 +95,24 @@ static voxa_status run(voxa_op_ctx *c) {
     p.iterations = (int)voxa__arg_int(c->args, ITERATIONS);
     p.border_value = (int)voxa__arg_int(c->args, BORDER_VALUE);
     p.progress = c->progress;
-    return voxa_morph(kind_of(c->args->op), c->in, c->out, &p);
+    if (b == VOXA_BACKEND_CPU) return voxa_morph(kind_of(c->args->op), c->in, c->out, &p);
+    return voxa__morph_gpu(b, kind_of(c->args->op), c->in, c->out, &p);
 }
+
+static voxa_status run(voxa_op_ctx *c) { return run_on(c, VOXA_BACKEND_CPU); }
+
+/* Device memory of the GPU path (morph_gpu.c). */
+static voxa_status device_bytes(const voxa_args *a, voxa_dtype dt, int nd, const int64_t *shape,
+                                int64_t *total, int64_t *largest) {
+    voxa_morph_element se;
+    double sp[VOXA_MAXDIM];
+    element(a, nd, &se, sp);
+    return voxa__morph_gpu_bytes(&se, nd, shape, total, largest);
+}
+
+static const voxa_op_gpu gpu = {run_on, device_bytes,
+                                "2 V, + 8 V + line scratch (<= 256 MiB) for balls, + 4 V for "
+                                "diamonds"};
 
 static voxa_status describe(const voxa_args *a, const voxa_array *in, char *buf, size_t n) {
     voxa_morph_element se;
@@ -109,7 +126,7 @@ static voxa_status describe(const voxa_args *a, const voxa_array *in, char *buf,
     .group = "morph", .ninputs = 1, .params = params, .nparams = NPARAMS,               \
     .details = "Exactly one element option. Output: bool, the input's shape.\n",       \
     .flags = VOXA_OP_LOCAL | VOXA_OP_SAME_SHAPE, .check = check, .output = output,      \
-    .halo = halo, .run = run, .describe = describe, .scratch = 4
+    .halo = halo, .run = run, .describe = describe, .gpu = &gpu, .scratch = 4
 
 const voxa_op voxa__op_dilate = {.name = "dilate", .python = "binary_dilation", MORPH_FIELDS,
     .summary = "Binary dilation, equal to scipy.ndimage.binary_dilation."};

@@ -2,6 +2,7 @@
  * fixed-shape patches at the rows of a coordinate table. Both are global: a
  * patch may come from, or go to, anywhere in the volume. */
 #include "op_args.h"
+#include "voxa/backend.h"
 #include "voxa/roi.h"
 
 #include <stdio.h>
@@ -80,7 +81,7 @@ static voxa_status roi_output(const voxa_args *a, const voxa_array *in, voxa_dty
     return VOXA_OK;
 }
 
-static voxa_status roi_run(voxa_op_ctx *c) {
+static voxa_status roi_run_on(voxa_op_ctx *c, voxa_backend b) {
     const voxa_args *a = c->args;
     voxa_roi_params p = {0};
     int centered, i = coords_param(a, R_CORNERS, &centered);
@@ -92,10 +93,38 @@ static voxa_status roi_run(voxa_op_ctx *c) {
     p.centered = centered;
     p.mode = (voxa_roi_mode)voxa__arg_int(a, R_MODE);
     p.cval = voxa__arg_float(a, R_VALUE);
-    voxa_status st = voxa_roi_extract(c->in, &p, c->out);
+    voxa_status st = voxa_roi_extract_on(b, c->in, &p, c->out);
     free(coords);
     return st;
 }
+
+static voxa_status roi_run(voxa_op_ctx *c) { return roi_run_on(c, VOXA_BACKEND_CPU); }
+
+/* Rows of the coordinate table and its coordinate columns. */
+static void table_rows(const voxa_args *a, int param, int64_t *n, int64_t *k) {
+    const voxa_value *v = voxa__arg(a, param);
+    *n = v->set ? v->array.shape[0] : 0;
+    *k = v->set && v->array.ndim == 2 ? v->array.shape[1] : 1;
+}
+
+/* Device memory (roi_gpu.c): the input, the patches, the int64 coordinates. */
+static voxa_status roi_device_bytes(const voxa_args *a, voxa_dtype dt, int nd,
+                                    const int64_t *shape, int64_t *total, int64_t *largest) {
+    int centered, i = coords_param(a, R_CORNERS, &centered);
+    const voxa_value *size = voxa__arg(a, R_SIZE);
+    int64_t n, k, es = (int64_t)voxa_dtype_size(dt), vin = es, patch = es;
+    table_rows(a, i, &n, &k);
+    for (int d = 0; d < nd; d++) {
+        vin *= shape[d];
+        patch *= d < size->n ? size->iv[d] : shape[d];
+    }
+    *total = vin + n * patch + 8 * n * k;
+    *largest = vin > n * patch ? vin : n * patch;
+    return VOXA_OK;
+}
+
+static const voxa_op_gpu roi_gpu = {roi_run_on, roi_device_bytes,
+                                    "input + n x patch x es + 8 n k"};
 
 const voxa_op voxa__op_roi = {
     .name = "roi",
@@ -109,6 +138,7 @@ const voxa_op voxa__op_roi = {
     .check = roi_check,
     .output = roi_output,
     .run = roi_run,
+    .gpu = &roi_gpu,
 };
 
 /* ---- paste ----------------------------------------------------------------------- */
@@ -148,7 +178,7 @@ static voxa_status paste_output(const voxa_args *a, const voxa_array *in, voxa_d
     return VOXA_OK;
 }
 
-static voxa_status paste_run(voxa_op_ctx *c) {
+static voxa_status paste_run_on(voxa_op_ctx *c, voxa_backend b) {
     const voxa_args *a = c->args;
     const voxa_array *vol = voxa__arg_array(a, P_VOLUME);
     static const uint64_t zero = 0;
@@ -180,10 +210,38 @@ static voxa_status paste_run(voxa_op_ctx *c) {
     p.centered = centered;
     p.mode = (voxa_roi_mode)(voxa__arg_int(a, P_MODE) == 2 ? VOXA_ROI_CROP
                                                            : voxa__arg_int(a, P_MODE));
-    if (st == VOXA_OK) st = voxa_roi_paste(c->out, c->in, &p, (voxa_paste_op)voxa__arg_int(a, P_OP));
+    if (st == VOXA_OK) st = voxa_roi_paste_on(b, c->out, c->in, &p,
+                                                  (voxa_paste_op)voxa__arg_int(a, P_OP));
     free(coords);
     return st;
 }
+
+static voxa_status paste_run(voxa_op_ctx *c) { return paste_run_on(c, VOXA_BACKEND_CPU); }
+
+/* Device memory (roi_gpu.c, overwrite): volume + patches + a 4-byte claim
+ * per volume voxel + the int64 coordinates. `shape` is the patches'. */
+static voxa_status paste_device_bytes(const voxa_args *a, voxa_dtype dt, int nd,
+                                      const int64_t *shape, int64_t *total, int64_t *largest) {
+    int centered, i = coords_param(a, P_CORNERS, &centered);
+    int64_t n, k, es = (int64_t)voxa_dtype_size(dt), pb = es, vol = 1, odt_n = 0;
+    int ond;
+    int64_t oshape[VOXA_MAXDIM + 1];
+    voxa_dtype odt;
+    voxa_array probe = {.dtype = dt, .ndim = nd};
+    for (int d = 0; d < nd && d < VOXA_MAXDIM; d++) probe.shape[d] = shape[d];
+    VOXA_CHECK(paste_output(a, &probe, &odt, &ond, oshape));
+    table_rows(a, i, &n, &k);
+    for (int d = 0; d < nd; d++) pb *= shape[d];
+    for (int d = 0; d < ond; d++) vol *= oshape[d];
+    odt_n = vol * (int64_t)voxa_dtype_size(odt);
+    *total = odt_n + pb + 4 * vol + 8 * n * k;
+    *largest = odt_n > pb ? odt_n : pb;
+    if (4 * vol > *largest) *largest = 4 * vol;
+    return VOXA_OK;
+}
+
+static const voxa_op_gpu paste_gpu = {paste_run_on, paste_device_bytes,
+                                      "volume + patches + 4 V + 8 n k (overwrite only)"};
 
 const voxa_op voxa__op_paste = {
     .name = "paste",
@@ -196,4 +254,5 @@ const voxa_op voxa__op_paste = {
     .flags = VOXA_OP_GLOBAL,
     .output = paste_output,
     .run = paste_run,
+    .gpu = &paste_gpu,
 };

@@ -1,0 +1,30 @@
+/* The exact squared distance transform on a GPU backend (kernels:
+ * src/core/sqdt.cl), the device twin of src/core/sqdt.h, shared by the
+ * distance family (EDT) and the morph family (ball elements). Not
+ * installed. */
+#ifndef VOXA_GPU_SQDT_H
+#define VOXA_GPU_SQDT_H
+
+#include "gpu.h"
+
+typedef struct voxa__gpu_sqdt {
+    int ndim;
+    int64_t shape[VOXA_MAXDIM];
+    const voxa__buf *src;   /* device u8, C order, 0 / non-zero */
+    int target;             /* distances TO voxels with (src != 0) == target */
+    int border;             /* 1: every voxel outside the volume is a target */
+    const double *spacing;  /* ndim values, or NULL for unit spacing */
+    double cap;             /* values above become +inf (INFINITY: none) */
+} voxa__gpu_sqdt;
+
+/* Squared distances into `f` (device float64, one per voxel), bit for bit
+ * those of voxa__sqdt_run's double path. A line scratch of at most
+ * VOXA__GPU_SQDT_SCRATCH bytes is allocated and freed here. */
+voxa_status voxa__gpu_sqdt_run(voxa__gpu *g, const voxa__gpu_sqdt *p, voxa__buf *f);
+
+/* Scratch bytes voxa__gpu_sqdt_run allocates for this shape. */
+int64_t voxa__gpu_sqdt_scratch(int ndim, const int64_t *shape);
+
+#define VOXA__GPU_SQDT_SCRATCH ((int64_t)256 << 20)
+
+#endif

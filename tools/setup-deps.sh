@@ -4,7 +4,7 @@
 # when something must be installed.
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config python3-venv python3-dev
-      libtiff-dev libdeflate-dev libtiff-tools libfftw3-dev clang libclang-rt-14-dev libomp-dev libblosc-dev libzstd-dev zlib1g-dev libcjson-dev ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo libpng-dev)
+      libtiff-dev libdeflate-dev libtiff-tools libfftw3-dev clang libclang-rt-14-dev libomp-dev libblosc-dev libzstd-dev zlib1g-dev libcjson-dev ocl-icd-opencl-dev opencl-headers libvkfft-dev pocl-opencl-icd clinfo libpng-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

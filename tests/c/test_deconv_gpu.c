@@ -14,6 +14,8 @@
  * (default "opencl", PoCL under `make test`; gpu-check.sh passes cuda too);
  * a listed backend that cannot run is a failure, not a skip. */
 #include "vtest.h"
+#include "../../src/ops/deconv/deconv_gpu.h"
+#include "../../src/ops/deconv/deconv_internal.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -175,6 +177,35 @@ static void test_views_and_plan(void) {
 
 /* Errors: the CPU's checks and messages; a non-GPU backend for the typed
  * entry is refused; nothing crashes. */
+/* The device-memory formula from shapes equals the one from a plan (same
+ * box rules), for every mode, odd/even PSFs, with and without acceleration. */
+static void test_device_bytes(void) {
+    int64_t shapes[3][3] = {{7, 11, 13}, {1, 17, 19}, {1, 1, 31}};
+    int64_t psfs[3][3] = {{3, 5, 3}, {1, 4, 3}, {1, 1, 6}};
+    for (int c = 0; c < 3; c++) {
+        int nd = 3 - c;
+        voxa_array psf;
+        CHECK_OK(voxa_array_new(&psf, VOXA_F32, nd, psfs[c] + c));
+        ((float *)psf.data)[0] = 1;
+        for (int mode = 0; mode < 3; mode++)
+            for (int acc = 0; acc < 2; acc++) {
+                voxa_rl_plan *p = NULL;
+                int64_t total = 0, largest = 0;
+                CHECK_OK(voxa_rl_plan_new(&p, nd, shapes[c] + c, &psf, (voxa_rl_boundary)mode,
+                                          0));
+                CHECK_OK(voxa__rl_gpu_bytes_for(nd, shapes[c] + c, psfs[c] + c,
+                                                (voxa_rl_boundary)mode, acc, &total, &largest));
+                CHECK(total == voxa__rl_gpu_bytes(p, acc));
+                CHECK(largest >= 4 * p->nbox && largest < total);
+                voxa_rl_plan_free(p);
+            }
+        voxa_array_free(&psf);
+    }
+    int64_t total, largest, sh[1] = {5}, big[1] = {6};
+    CHECK_STATUS(voxa__rl_gpu_bytes_for(1, sh, big, VOXA_RL_FREE, 0, &total, &largest),
+                 VOXA_EINVAL);
+}
+
 static void test_errors(void) {
     int64_t sh[2] = {9, 10}, ps[2] = {3, 3}, other[2] = {9, 11};
     double sg[2] = {1, 1};
@@ -243,6 +274,7 @@ int main(void) {
     RUN(test_2d_even_psf_accel);
     RUN(test_1d_long);
     RUN(test_views_and_plan);
+    RUN(test_device_bytes);
     RUN(test_errors);
     VTEST_END();
 }

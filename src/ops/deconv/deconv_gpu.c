@@ -37,6 +37,44 @@ int64_t voxa__rl_gpu_bytes(const voxa_rl_plan *p, int accelerate) {
     return 4 * floats + (accelerate ? 16 * p->rows : 0);
 }
 
+/* Smallest 2^a 3^b 5^c 7^d >= n, as deconv_plan.c sizes the FFT box. */
+static int64_t fast_size(int64_t n) {
+    for (int64_t s = n > 1 ? n : 1;; s++) {
+        int64_t r = s;
+        static const int p[] = {2, 3, 5, 7};
+        for (int i = 0; i < 4; i++)
+            while (r % p[i] == 0) r /= p[i];
+        if (r == 1) return s;
+    }
+}
+
+voxa_status voxa__rl_gpu_bytes_for(int ndim, const int64_t *shape, const int64_t *psf_shape,
+                                   voxa_rl_boundary boundary, int accelerate, int64_t *total,
+                                   int64_t *largest) {
+    VOXA_FAIL_IF(ndim < 1 || ndim > 3 || !shape || !psf_shape || !total || !largest,
+                 VOXA_EINVAL, "deconvolution: bad arguments for the device memory");
+    VOXA_FAIL_IF((unsigned)boundary > 2, VOXA_EINVAL, "boundary: invalid mode %d",
+                 (int)boundary);
+    int64_t L[3] = {1, 1, 1}, n = 1;
+    int even = 0;
+    for (int d = 0; d < ndim; d++) {
+        int64_t a = shape[d], m = psf_shape[d];
+        VOXA_FAIL_IF(a < 1 || m < 1 || m > a, VOXA_EINVAL,
+                     "deconvolution: image extent %lld, PSF extent %lld on axis %d",
+                     (long long)a, (long long)m, d);
+        L[3 - ndim + d] = boundary == VOXA_RL_PERIODIC ? a : a + m - 1 > 1 ? fast_size(a + m - 1)
+                                                                             : 1;
+        n *= a;
+        if (m % 2 == 0) even = 1;
+    }
+    int64_t rows = L[0] * L[1], B = rows * L[2], C2 = 2 * rows * (L[2] / 2 + 1);
+    int64_t floats = 2 * B + n + C2 * ((boundary == VOXA_RL_ZERO && even) ? 3 : 2) +
+                     (boundary == VOXA_RL_FREE ? B : 0) + (accelerate ? 3 * B : 0);
+    *total = 4 * floats + (accelerate ? 16 * rows : 0);
+    *largest = 4 * (C2 > B ? C2 : B);
+    return VOXA_OK;
+}
+
 /* The checks of voxa_rl_plan_execute, same order and messages. */
 static voxa_status check_args(const voxa_rl_plan *p, const voxa_array *in,
                               const voxa_array *out, const voxa_rl_options *opt) {

@@ -23,5 +23,10 @@ voxa_status voxa__rl_gpu(voxa_backend b, const voxa_array *in, const voxa_array 
 /* Device bytes a run of plan p needs (docs/gpu.md), FFT library work space
  * not included (cuFFT/VkFFT: up to one more complex box). */
 int64_t voxa__rl_gpu_bytes(const voxa_rl_plan *p, int accelerate);
+/* The same from shapes alone (no plan: for the op's device_bytes / --dry-run):
+ * *total as above, *largest the largest single buffer. EINVAL on bad shapes. */
+voxa_status voxa__rl_gpu_bytes_for(int ndim, const int64_t *shape, const int64_t *psf_shape,
+                                   voxa_rl_boundary boundary, int accelerate, int64_t *total,
+                                   int64_t *largest);
 
 #endif

@@ -3,9 +3,9 @@
  * in a small process-wide cache, because making one is expensive (VkFFT
  * generates and compiles its kernels per size: seconds on PoCL) while an op
  * such as Richardson-Lucy runs the same size many times, often over many
- * calls (chunks). The cache is only touched between voxa__gpu_acquire and
- * voxa__gpu_release, so the context lock protects it too; when it is full
- * the oldest plan is freed.
+ * calls (chunks). Each backend has its own cache, only touched between
+ * voxa__gpu_acquire and voxa__gpu_release, so that backend's context lock
+ * protects it; when it is full the oldest plan is freed.
  *
  * With VOXA_GPU_TIMING=1 each transform waits for the device and its time
  * counts as kernel time, as launches do. */
@@ -22,8 +22,8 @@ struct voxa__gpu_fft {
     void *impl;
 };
 
-static voxa__gpu_fft cache[FFT_CACHE];
-static int next_slot;
+static voxa__gpu_fft caches[VOXA_NBACKENDS][FFT_CACHE];
+static int next_slots[VOXA_NBACKENDS];
 
 voxa_status voxa__gpu_fft_plan(voxa__gpu *g, int ndim, const int64_t *L, voxa__gpu_fft **out) {
     VOXA_FAIL_IF(ndim < 1 || ndim > 3 || !L || !out, VOXA_EINVAL,
@@ -31,6 +31,10 @@ voxa_status voxa__gpu_fft_plan(voxa__gpu *g, int ndim, const int64_t *L, voxa__g
     for (int d = 0; d < ndim; d++)
         VOXA_FAIL_IF(L[d] < 1 || L[d] > INT32_MAX, VOXA_EINVAL,
                      "gpu fft: extent %lld on axis %d", (long long)L[d], d);
+    VOXA_FAIL_IF(g->kind != VOXA_BACKEND_OPENCL && g->kind != VOXA_BACKEND_CUDA, VOXA_EINVAL,
+                 "gpu fft: backend %s has no device FFT", voxa_backend_name(g->kind));
+    voxa__gpu_fft *cache = caches[g->kind];
+    int *next_slot = &next_slots[g->kind];
     for (int i = 0; i < FFT_CACHE; i++) {
         voxa__gpu_fft *c = &cache[i];
         if (c->impl && c->kind == g->kind && c->ndim == ndim &&
@@ -42,14 +46,11 @@ voxa_status voxa__gpu_fft_plan(voxa__gpu *g, int ndim, const int64_t *L, voxa__g
     void *impl = NULL;
     if (g->kind == VOXA_BACKEND_OPENCL) {
         VOXA_CHECK(voxa__vkfft_plan(g, ndim, L, &impl));
-    } else if (g->kind == VOXA_BACKEND_CUDA) {
-        VOXA_CHECK(voxa__cufft_plan(g, ndim, L, &impl));
     } else {
-        return voxa__error(VOXA_EINVAL, "gpu fft: backend %s has no device FFT",
-                           voxa_backend_name(g->kind));
+        VOXA_CHECK(voxa__cufft_plan(g, ndim, L, &impl));
     }
-    voxa__gpu_fft *c = &cache[next_slot];
-    next_slot = (next_slot + 1) % FFT_CACHE;
+    voxa__gpu_fft *c = &cache[*next_slot];
+    *next_slot = (*next_slot + 1) % FFT_CACHE;
     if (c->impl) {
         if (c->kind == VOXA_BACKEND_OPENCL) voxa__vkfft_free(c->impl);
         else voxa__cufft_free(c->impl);

@@ -242,6 +242,13 @@ static void test_errors(void) {
         CHECK_STATUS(voxa_rl_plan_execute_on(b, NULL, &img, &out, &o), VOXA_EINVAL);
         CHECK_MSG("NULL plan");
     }
+    voxa_backend_info ci;
+    CHECK_OK(voxa_backend_query(VOXA_BACKEND_CUDA, &ci));
+    if (!ci.available) { /* here: a clear EUNSUPPORTED, never a crash */
+        CHECK_STATUS(voxa_deconv_rl_on(VOXA_BACKEND_CUDA, &img, &psf, &out, VOXA_RL_FREE, &o),
+                     VOXA_EUNSUPPORTED);
+        CHECK_MSG("cuda");
+    }
     CHECK_STATUS(voxa_deconv_rl_on((voxa_backend)9, &img, &psf, &out, VOXA_RL_FREE, &o),
                  VOXA_EINVAL);
     voxa_array_free(&img);

@@ -76,6 +76,30 @@ static void vk_load_once(void) {
     vk_loaded = 1;
 }
 
+/* VkFFT sizes its kernels from the device's local memory and work-group
+ * limits. PoCL reports 2 MiB and 4096, and the kernels VkFFT then makes for
+ * large sizes (a 100003-point Bluestein transform) crash inside PoCL. Capped
+ * at GPU-like values (64 KiB, 1024 items; real GPUs report less or equal, so
+ * nothing changes there), PoCL runs the plans a GPU would, and a size that
+ * needs an unsupported multi-pass real transform fails cleanly instead. */
+static cl_int vk_device_info(cl_device_id d, cl_device_info what, size_t n, void *v,
+                             size_t *ret) {
+    cl_int e = vk.clGetDeviceInfo(d, what, n, v, ret);
+    if (e != CL_SUCCESS || !v) return e;
+    if (what == CL_DEVICE_LOCAL_MEM_SIZE && n >= sizeof(cl_ulong)) {
+        cl_ulong *x = v;
+        if (*x > 65536) *x = 65536;
+    } else if (what == CL_DEVICE_MAX_WORK_GROUP_SIZE && n >= sizeof(size_t)) {
+        size_t *x = v;
+        if (*x > 1024) *x = 1024;
+    } else if (what == CL_DEVICE_MAX_WORK_ITEM_SIZES) {
+        size_t *x = v;
+        for (size_t i = 0; i < n / sizeof(size_t); i++)
+            if (x[i] > 1024) x[i] = 1024;
+    }
+    return e;
+}
+
 /* VkFFT's calls go through the table; its printf goes nowhere. */
 #define clBuildProgram (*vk.clBuildProgram)
 #define clCreateBuffer (*vk.clCreateBuffer)
@@ -86,7 +110,7 @@ static void vk_load_once(void) {
 #define clEnqueueNDRangeKernel (*vk.clEnqueueNDRangeKernel)
 #define clEnqueueWriteBuffer (*vk.clEnqueueWriteBuffer)
 #define clFinish (*vk.clFinish)
-#define clGetDeviceInfo (*vk.clGetDeviceInfo)
+#define clGetDeviceInfo vk_device_info
 #define clGetProgramBuildInfo (*vk.clGetProgramBuildInfo)
 #define clGetProgramInfo (*vk.clGetProgramInfo)
 #define clReleaseCommandQueue (*vk.clReleaseCommandQueue)

@@ -360,6 +360,7 @@ static double reldiff(const voxa_array *a, const voxa_array *b) {
 }
 
 int main(int argc, char **argv) {
+    setvbuf(stdout, NULL, _IOLBF, 0); /* rows survive a timeout */
     double scale = 1;
     int split = 0;
     voxa_backend bs[3] = {VOXA_BACKEND_CPU};

@@ -305,7 +305,8 @@ BENCH
 //    and free: (t(25 it) - t(5 it)) / 20 on one plan, median of 3, so set-up
 //    and transfers are excluded; cpu: (t(4) - t(2)) / 2;
 // 2. scaled W2 whole job: (128,1024,1024), PSF 32^3, free, 100 iterations,
-//    wall time of voxa_deconv_rl_on (host plan + transfers + iterations),
+//    wall time of voxa_deconv_rl_on (host plan + transfers + iterations)
+//    after a 1-iteration warm-up that makes the device FFT plan,
 //    extrapolated to (950,2048,2048) x 100 by FFT-box voxels.
 // --split: one run of 1. with VOXA_GPU_TIMING=1, device time split.
 #include "voxa.h"
@@ -443,6 +444,11 @@ int main(int argc, char **argv) {
     for (int i = 1; i < nb; i++) {
         voxa_rl_options o;
         voxa_rl_options_init(&o);
+        o.iterations = 1; /* warm-up: the device FFT plan (VkFFT compiles per size), cached */
+        if (voxa_deconv_rl_on(bs[i], &wimg, &psf, &wout, VOXA_RL_FREE, &o) != VOXA_OK) {
+            printf("| | %s | failed: %s | |\n", voxa_backend_name(bs[i]), voxa_last_error());
+            continue;
+        }
         o.iterations = 100;
         double t0 = now();
         voxa_status s = voxa_deconv_rl_on(bs[i], &wimg, &psf, &wout, VOXA_RL_FREE, &o);

@@ -175,6 +175,47 @@ static void test_views_and_plan(void) {
     voxa_array_free(&full);
 }
 
+/* Progress: called 0..iterations in order; returning 0 cancels (ECANCELLED)
+ * and the device is left usable for the next run. */
+static int64_t seen[64];
+static int nseen, stop_at;
+static int on_progress(int64_t done, int64_t total, void *user) {
+    if (nseen < 64) seen[nseen++] = done;
+    return !(stop_at >= 0 && done >= stop_at) && total == 6;
+}
+
+static void test_progress(void) {
+    int64_t sh[2] = {9, 10}, ps[2] = {3, 3};
+    double sg[2] = {1, 1};
+    voxa_array img, psf, out;
+    CHECK_OK(voxa_array_new(&img, VOXA_F32, 2, sh));
+    CHECK_OK(voxa_array_new(&psf, VOXA_F32, 2, ps));
+    CHECK_OK(voxa_array_new(&out, VOXA_F32, 2, sh));
+    make_image(&img);
+    CHECK_OK(voxa_psf_gaussian(&psf, sg));
+    voxa_rl_options o;
+    voxa_rl_options_init(&o);
+    o.iterations = 6;
+    o.progress.fn = on_progress;
+    for (int k = 0; k < ngpus; k++) {
+        nseen = 0;
+        stop_at = -1;
+        CHECK_OK(voxa_deconv_rl_on(gpus[k], &img, &psf, &out, VOXA_RL_PERIODIC, &o));
+        CHECK(nseen == 7);
+        for (int i = 0; i < nseen; i++) CHECK(seen[i] == i);
+        nseen = 0;
+        stop_at = 2;
+        CHECK_STATUS(voxa_deconv_rl_on(gpus[k], &img, &psf, &out, VOXA_RL_PERIODIC, &o),
+                     VOXA_ECANCELLED);
+        CHECK(nseen == 3);
+        stop_at = -1;
+        CHECK_OK(voxa_deconv_rl_on(gpus[k], &img, &psf, &out, VOXA_RL_PERIODIC, &o));
+    }
+    voxa_array_free(&img);
+    voxa_array_free(&psf);
+    voxa_array_free(&out);
+}
+
 /* Errors: the CPU's checks and messages; a non-GPU backend for the typed
  * entry is refused; nothing crashes. */
 /* The device-memory formula from shapes equals the one from a plan (same
@@ -301,6 +342,7 @@ int main(void) {
     RUN(test_1d_long);
     RUN(test_views_and_plan);
     RUN(test_device_bytes);
+    RUN(test_progress);
     RUN(test_errors);
     VTEST_END();
 }

@@ -18,6 +18,7 @@
 #include "voxa/morph.h"
 #include "voxa/measure.h"
 #include "voxa/preview.h"
+#include "voxa/threshold.h"
 /* where ops run: cpu, opencl, cuda */
 #include "voxa/backend.h"
 

@@ -35,9 +35,10 @@ VOXA_API voxa_status voxa_edt(const voxa_array *in, voxa_array *out,
 /** As voxa_edt, also giving for every voxel the index of a nearest background
  *  voxel: `indices` is int32 or int64 with shape (ndim, *in->shape) (scipy's
  *  return_indices layout). `out` may be NULL (indices only). Where several
- *  background voxels are equally near, which one is returned is unspecified
- *  (deterministic, independent of the thread count); the distance is the
- *  same. Extra memory 16 bytes/voxel. */
+ *  background voxels are equally near, the one scipy returns (its feature
+ *  transform's rules and arithmetic, independent of the thread count). The
+ *  spacing may also hold zero or negative values here (scipy accepts them).
+ *  Extra memory 4 * ndim bytes/voxel (none for C-contiguous int32 indices). */
 VOXA_API voxa_status voxa_edt_indices(const voxa_array *in, voxa_array *out,
                                       voxa_array *indices, const voxa_edt_params *p);
 

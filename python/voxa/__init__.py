@@ -17,6 +17,7 @@ from .preview import preview
 from .regionprops import regionprops_table
 from .restoration import gaussian_psf, richardson_lucy
 from .roi import extract_patches, paste_patches
+from .threshold import threshold, threshold_otsu
 
 __version__ = _voxa.version()
 
@@ -46,4 +47,5 @@ __all__ = [
     "find_objects", "binary_propagation", "binary_hit_or_miss",  # scipy.ndimage drop-ins
     "generate_binary_structure", "iterate_structure",
     "binary_fill_holes",  # fill
+    "threshold", "threshold_otsu",  # threshold
 ]

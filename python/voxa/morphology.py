@@ -46,7 +46,7 @@ def _as_input(input, name="input"):
     return a
 
 
-def _spacing(spacing, ndim, name="spacing"):
+def _spacing(spacing, ndim, name="spacing", any_sign=False):
     if spacing is None:
         return None
     if isinstance(spacing, numbers.Number):
@@ -55,8 +55,9 @@ def _spacing(spacing, ndim, name="spacing"):
         sp = np.ascontiguousarray(spacing, dtype=np.float64).ravel()
         if sp.size != ndim:
             raise ValueError(f"{name} has {sp.size} values, the input {ndim} dimensions")
-    if not np.all(np.isfinite(sp)) or np.any(sp <= 0):
-        raise ValueError(f"{name} values must be finite and > 0, got {list(sp)}")
+    if not np.all(np.isfinite(sp)) or (not any_sign and np.any(sp <= 0)):
+        raise ValueError(f"{name} values must be finite{'' if any_sign else ' and > 0'}, "
+                         f"got {list(sp)}")
     return sp
 
 
@@ -214,11 +215,15 @@ def _edt_c(input, sampling=None, return_distances=True, return_indices=False,
     """scipy.ndimage.distance_transform_edt, exact separable algorithm.
     Extras: squared=True gives squared distances; dtype float32 halves the
     output. Where several background voxels are equally near, the returned
-    index is one of them (it may differ from scipy's; the distance does not)."""
+    index is scipy's."""
     if not return_distances and not return_indices:
         raise RuntimeError("at least one of return_distances/return_indices must be True")
     a = _as_input(input)
-    sp = _spacing(sampling, a.ndim, "sampling")
+    sp = _spacing(sampling, a.ndim, "sampling", any_sign=True)
+    if sp is not None and np.any(sp <= 0) and not return_indices:
+        # only the feature transform takes such a sampling (as scipy does)
+        r = _edt_c(a, sp, True, True, distances, None, squared=squared, dtype=dtype)
+        return None if distances is not None else r[0]
     dtype = np.dtype(dtype)
     if dtype not in (np.float64, np.float32, np.uint32):
         raise ValueError(f"dtype {dtype}: expected float64, float32 or uint32 (squared)")

@@ -1,8 +1,10 @@
-"""The napari plugin's functions without napari (the core tests must not need
-it): the manifest names functions that exist, the reader opens .npy/TIFF
-with the right layer type, and each widget function gives the same array as
-the calls it stands for (scipy's where scipy defines them). Inside a viewer
-the plugin is not tested here (napari is not in requirements-dev.txt)."""
+"""The napari plugin's functions without a viewer: the manifest names
+functions that exist, the module imports without napari, the reader opens
+.npy/TIFF/Zarr with the right layer type, and each widget's function gives
+the same array as the calls it stands for (scipy's where scipy defines
+them). Inside napari itself: test_napari_viewer.py."""
+import subprocess
+import sys
 import re
 from pathlib import Path
 
@@ -17,9 +19,10 @@ import voxa.napari as plugin
 def test_manifest_names_exist():
     text = (Path(plugin.__file__).parent / "napari.yaml").read_text()
     names = re.findall(r"python_name:\s*voxa\.napari:(\w+)", text)
-    assert sorted(names) == ["deconvolve", "get_reader", "label_objects", "morphology"]
+    assert sorted(names) == ["balls_widget", "deconvolve_widget", "get_reader", "label_widget",
+                             "patches_widget"]
     for n in names:
-        assert callable(getattr(plugin, n))
+        assert n.endswith("_widget") or callable(getattr(plugin, n))
     commands = set(re.findall(r"- id:\s*(\S+)", text))
     for used in re.findall(r"command:\s*(\S+)", text):
         assert used in commands
@@ -39,7 +42,11 @@ def test_reader(tmp_path):
     np.testing.assert_array_equal(data, img)
     data, _, kind = plugin.read(tmp_path / "mask.npy")[0]
     assert kind == "labels" and data.dtype == np.uint8 and data.sum() == 20
-    assert plugin.get_reader(str(tmp_path / "x.zarr")) is None
+    assert plugin.get_reader(str(tmp_path / "x.zarr")) is None  # no such folder
+    voxa.imwrite(str(tmp_path / "lab.zarr"), lab)
+    data, meta, kind = plugin.get_reader(str(tmp_path / "lab.zarr"))(str(tmp_path / "lab.zarr"))[0]
+    assert kind == "labels" and meta["name"] == "lab"
+    np.testing.assert_array_equal(data, lab)
     assert plugin.get_reader(str(tmp_path / "missing.npy")) is None
     assert plugin.get_reader([str(tmp_path / "labels.npy")] * 2) is None
 
@@ -52,6 +59,9 @@ def test_widgets_equal_their_calls():
     want, _ = ndi.label(ndi.binary_opening(img > thr, ball))
     np.testing.assert_array_equal(plugin.label_objects(img, thr, open_radius=1), want)
     np.testing.assert_array_equal(plugin.label_objects(img, thr), ndi.label(img > thr)[0])
+    from skimage.filters import threshold_otsu
+    np.testing.assert_array_equal(plugin.label_objects(img, method="otsu"),
+                                  ndi.label(img > threshold_otsu(img))[0])
     mask = img > thr
     for op, f in (("dilate", ndi.binary_dilation), ("erode", ndi.binary_erosion),
                   ("open", ndi.binary_opening), ("close", ndi.binary_closing)):
@@ -67,3 +77,41 @@ def test_widgets_equal_their_calls():
         assert "thin" in str(e)
     else:
         raise AssertionError("no error for an unknown operation")
+
+
+def test_imports_without_napari():
+    code = ("import sys; sys.modules['napari'] = None; import voxa.napari as p; "
+            "p.read; p.label_objects; print('ok')")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
+
+
+def test_balls_and_patches_equal_voxa():
+    pts = np.array([[2.0, 5, 5], [8, 20, 3.2]])
+    np.testing.assert_array_equal(plugin.balls((10, 24, 24), pts, 3.0, spacing=(2, 1, 1)),
+                                  voxa.balls((10, 24, 24), pts, 3.0, spacing=(2, 1, 1),
+                                             owner=True))
+    img = np.arange(10 * 24 * 24, dtype=np.float32).reshape(10, 24, 24)
+    np.testing.assert_array_equal(plugin.patches(img, pts, 5, "reflect"),
+                                  voxa.extract_patches(img, np.rint(pts).astype(int), (5, 5, 5),
+                                                       centered=True, mode="reflect"))
+
+
+def test_dask_inputs_stay_lazy():
+    import dask.array as da
+    img = np.arange(10 * 24 * 24, dtype=np.float32).reshape(10, 24, 24)
+    lazy = da.from_array(img, chunks=(5, 12, 12))
+    pts = np.array([[2.0, 5, 5], [8, 20, 3.2]])
+    got = plugin.patches(lazy, pts, 5, "reflect")
+    assert isinstance(got, da.Array)
+    np.testing.assert_array_equal(got.compute(), plugin.patches(img, pts, 5, "reflect"))
+    got = plugin.balls(img.shape, pts, 3.0, spacing=(2, 1, 1), chunks=lazy.chunks)
+    assert isinstance(got, da.Array)
+    np.testing.assert_array_equal(got.compute(), plugin.balls(img.shape, pts, 3.0,
+                                                              spacing=(2, 1, 1)))
+    mask = plugin.morphology(lazy > 1000, "open", 1)
+    assert isinstance(mask, da.Array)
+    np.testing.assert_array_equal(mask.compute(), plugin.morphology(img > 1000, "open", 1))
+    lab = plugin.label_objects(lazy, method="otsu")
+    assert isinstance(lab, da.Array)
+    np.testing.assert_array_equal(lab.compute(), plugin.label_objects(img, method="otsu"))

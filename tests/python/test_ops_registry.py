@@ -101,6 +101,11 @@ CASES = {
          lambda: voxa.extract_patches(IMAGE, CORNERS, (3, 3), centered=True, mode="constant",
                                       cval=7)),
     ],
+    "threshold": [
+        (lambda: generic("threshold", IMAGE, method="otsu")[0],
+         lambda: voxa.threshold(IMAGE, method="otsu")),
+        (lambda: generic("threshold", IMAGE, value=0.5)[0], lambda: voxa.threshold(IMAGE, 0.5)),
+    ],
     "paste": [
         (lambda: generic("paste", PATCHES, corners=CORNERS.astype(float), shape=(8, 10),
                          op="add")[0],

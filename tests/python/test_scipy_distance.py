@@ -100,9 +100,7 @@ def test_edt_arguments():
     got = voxa.distance_transform_edt(a, return_indices=True, indices=i_v)
     want = ndi.distance_transform_edt(a, return_indices=True, indices=i_s)
     assert same(want, got)
-    # indices agree wherever the nearest background voxel is unique
-    dist = ndi.distance_transform_edt(a)
-    assert np.allclose(np.sqrt(((i_v - np.indices(a.shape)) ** 2).sum(0)), dist)
+    assert np.array_equal(i_s, i_v)
     bad = [dict(return_distances=False), dict(distances=np.zeros(a.shape, np.float32)),
            dict(distances=np.zeros((7, 7))), dict(return_distances=False, return_indices=True,
                                                   distances=np.zeros(a.shape)),
@@ -114,3 +112,54 @@ def test_edt_arguments():
             ndi.distance_transform_edt(a, **kw)
         with pytest.raises(want.type):
             voxa.distance_transform_edt(a, **kw)
+
+
+def _tie_inputs(rng):
+    """Masks where many background voxels are equally near: random ones,
+    lattices of single background voxels (every cell boundary a tie), two
+    points, rings; with unit, integer, half-integer and random spacings."""
+    for nd in (1, 2, 3, 4):
+        side = {1: 41, 2: 23, 3: 11, 4: 6}[nd]
+        shape = tuple(int(s) for s in rng.integers(side // 2, side + 1, nd))
+        for p in (0.5, 0.9, 0.99):
+            yield rng.random(shape) < p
+        lattice = np.ones(shape, bool)
+        lattice[tuple(slice(k % 2, None, 2 + k % 2) for k in range(nd))] = False
+        yield lattice
+        two = np.ones(shape, bool)
+        two.flat[0] = two.flat[-1] = False
+        yield two
+    yield np.ones((9, 9), bool) ^ np.pad(np.ones((1, 1), bool), 4)
+
+
+@pytest.mark.parametrize("nthreads", [1, 2, 3])
+def test_edt_indices_equal_scipy_on_ties(nthreads):
+    rng = np.random.default_rng(11)
+    old = voxa.get_threads()
+    voxa.set_threads(nthreads)
+    try:
+        for a in _tie_inputs(rng):
+            for sampling in (None, 2, [1.5] * a.ndim, list(rng.random(a.ndim) + 0.2)):
+                want = ndi.distance_transform_edt(a, sampling, return_indices=True)
+                got = voxa.distance_transform_edt(a, sampling, return_indices=True)
+                assert np.array_equal(want[1], got[1]), (a.shape, sampling)
+                assert np.array_equal(want[0], got[0]), (a.shape, sampling)
+    finally:
+        voxa.set_threads(old)
+
+
+def test_edt_zero_and_negative_sampling_as_scipy():
+    rng = np.random.default_rng(12)
+    for shape in ((9, 11), (5, 6, 7)):
+        a = rng.random(shape) < 0.8
+        for sampling in ([0] * len(shape), [-1.5] + [1] * (len(shape) - 1),
+                         list(rng.random(len(shape)) - 0.5)):
+            for ri in (False, True):
+                want = ndi.distance_transform_edt(a, sampling, return_indices=ri)
+                assert same(want, voxa.distance_transform_edt(a, sampling, return_indices=ri))
+            d_s, d_v = np.zeros(shape), np.zeros(shape)
+            ndi.distance_transform_edt(a, sampling, distances=d_s)
+            assert voxa.distance_transform_edt(a, sampling, distances=d_v) is None
+            assert np.array_equal(d_s, d_v)
+    with pytest.raises(ValueError):
+        voxa.distance_transform_edt(np.ones((3, 3)), sampling=[np.nan, 1])

@@ -1,11 +1,9 @@
 /* voxa_edt, voxa_edt_indices, voxa_edt_cdt: the public distance transforms.
  *
  * - Euclidean: src/core/sqdt.c (separable lower envelope of parabolas, exact).
- * - Euclidean with indices (the feature transform): the same envelope
- *   passes, carrying along each line the flat index of the background voxel
- *   each value came from (pass 1: nearest in the row, ties to the left; pass
- *   k: the root of the winning parabola). Distances are then recomputed from
- *   the indices as scipy does: sqrt(sum_d ((i_d - v_d) s_d)^2).
+ * - Euclidean with indices: scipy's feature transform (edt_feature.c, the
+ *   same nearest voxel as scipy among equally near ones); distances are then
+ *   recomputed from the indices as scipy does: sqrt(sum_d ((i_d - v_d) s_d)^2).
  * - Taxicab: separable too (the L1 norm is a sum): per axis one forward and
  *   one backward scan f(q) = min(f(q), f(q-1) + 1), vectorised across the
  *   fastest axis. O(ndim N).
@@ -14,13 +12,16 @@
  * scipy conventions kept: background voxels are 0; no background at all
  * gives -1 everywhere for cdt, and for edt distances measured from index
  * (-1, 0, ..., 0) (scipy's feature transform starts from that value). */
+#include "edt_internal.h"
 #include "sqdt.h"
 
 #include <math.h>
 #include <string.h>
 
+/* any_sign: zero or negative spacings allowed (the feature transform follows
+ * scipy's arithmetic for them too; the lower envelope needs spacing > 0). */
 static voxa_status check_common(const voxa_array *in, const voxa_array *out, const double *sp,
-                                const char *who) {
+                                const char *who, int any_sign) {
     VOXA_CHECK(voxa_array_check(in, "input"));
     VOXA_FAIL_IF(in->ndim < 1, VOXA_EINVAL, "%s: input must have at least 1 dimension", who);
     if (out) {
@@ -32,8 +33,9 @@ static voxa_status check_common(const voxa_array *in, const voxa_array *out, con
         }
     }
     for (int d = 0; sp && d < in->ndim; d++)
-        VOXA_FAIL_IF(!(sp[d] > 0) || !isfinite(sp[d]), VOXA_EINVAL,
-                     "%s: spacing[%d] = %g must be finite and > 0", who, d, sp[d]);
+        VOXA_FAIL_IF(!isfinite(sp[d]) || (!any_sign && !(sp[d] > 0)), VOXA_EINVAL,
+                     "%s: spacing[%d] = %g must be finite%s", who, d, sp[d],
+                     any_sign ? "" : " and > 0");
     return VOXA_OK;
 }
 
@@ -67,7 +69,7 @@ static void put_value(voxa_array *out, int64_t off, double d2, int squared) {
 VOXA_API voxa_status voxa_edt(const voxa_array *in, voxa_array *out, const voxa_edt_params *p) {
     voxa_edt_params def = {0};
     if (!p) p = &def;
-    VOXA_CHECK(check_common(in, out, p->spacing, "edt"));
+    VOXA_CHECK(check_common(in, out, p->spacing, "edt", 0));
     VOXA_FAIL_IF(out->dtype != VOXA_F64 && out->dtype != VOXA_F32 && out->dtype != VOXA_U32,
                  VOXA_EINVAL, "edt: output dtype %s: expected float64, float32 or uint32",
                  voxa_dtype_name(out->dtype));
@@ -127,86 +129,11 @@ done:
     return st;
 }
 
-/* ---- feature transform --------------------------------------------------- */
-
-typedef struct ft_ctx {
-    const uint8_t *src;
-    double *d2;
-    int64_t *feat;
-    int64_t n, inner;
-    double s2;
-    char *scratch;
-    size_t per;
-} ft_ctx;
-
-static voxa_status ft_rows(int64_t lo, int64_t hi, int tid, void *vc) {
-    ft_ctx *c = vc;
-    int64_t n = c->n;
-    for (int64_t r = lo; r < hi; r++) {
-        const uint8_t *s = c->src + r * n;
-        double *d2 = c->d2 + r * n;
-        int64_t *ft = c->feat + r * n;
-        int64_t last = -1;
-        for (int64_t x = 0; x < n; x++) {
-            if (!s[x]) last = x;
-            ft[x] = last;
-        }
-        int64_t next = -1;
-        for (int64_t x = n - 1; x >= 0; x--) {
-            if (!s[x]) next = x;
-            int64_t t = ft[x];
-            if (next >= 0 && (t < 0 || next - x < x - t)) t = next;
-            ft[x] = t < 0 ? -1 : r * n + t;
-            d2[x] = t < 0 ? INFINITY : (double)(x - t) * (double)(x - t) * c->s2;
-        }
-    }
-    return VOXA_OK;
-}
-
-static voxa_status ft_lines(int64_t lo, int64_t hi, int tid, void *vc) {
-    ft_ctx *c = vc;
-    int64_t n = c->n, inner = c->inner;
-    double *g = (double *)(c->scratch + (size_t)tid * c->per);
-    double *z = g + n + 1;
-    int64_t *v = (int64_t *)(z + n + 1);
-    int64_t *fq = v + n + 1;
-    for (int64_t it = lo; it < hi; it++) {
-        int64_t base = (it / inner) * n * inner + it % inner;
-        for (int64_t q = 0; q < n; q++) {
-            g[q] = c->d2[base + q * inner];
-            fq[q] = c->feat[base + q * inner];
-        }
-        int64_t k = -1;
-        for (int64_t q = 0; q < n; q++) {
-            if (g[q] == INFINITY) continue;
-            double hq = g[q] + c->s2 * (double)q * (double)q, s = -INFINITY;
-            while (k >= 0) {
-                double hk = g[v[k]] + c->s2 * (double)v[k] * (double)v[k];
-                s = (hq - hk) / (2.0 * c->s2 * (double)(q - v[k]));
-                if (s <= z[k]) k--;
-                else break;
-            }
-            if (k < 0) s = -INFINITY;
-            v[++k] = q;
-            z[k] = s;
-        }
-        if (k < 0) continue; /* the whole line stays without background */
-        int64_t j = 0;
-        for (int64_t x = 0; x < n; x++) {
-            while (j < k && z[j + 1] <= (double)x) j++;
-            double d = (double)(x - v[j]);
-            c->d2[base + x * inner] = g[v[j]] + c->s2 * d * d;
-            c->feat[base + x * inner] = fq[v[j]];
-        }
-    }
-    return VOXA_OK;
-}
-
 VOXA_API voxa_status voxa_edt_indices(const voxa_array *in, voxa_array *out, voxa_array *indices,
                                       const voxa_edt_params *p) {
     voxa_edt_params def = {0};
     if (!p) p = &def;
-    VOXA_CHECK(check_common(in, out, p->spacing, "edt"));
+    VOXA_CHECK(check_common(in, out, p->spacing, "edt", 1));
     VOXA_FAIL_IF(!indices, VOXA_EINVAL, "edt: indices must not be NULL");
     VOXA_CHECK(voxa_array_check(indices, "indices"));
     int nd = in->ndim;
@@ -224,45 +151,19 @@ VOXA_API voxa_status voxa_edt_indices(const voxa_array *in, voxa_array *out, vox
     if (n == 0) return VOXA_OK;
     const uint8_t *src;
     uint8_t *owned = NULL;
-    double *d2 = NULL;
-    int64_t *feat = NULL;
-    char *scratch = NULL;
+    int32_t *feat = NULL;
     VOXA_CHECK(voxa__binary_view(in, &src, &owned));
     int nobg = count_zero(src, n) == 0;
+    /* int32 C-contiguous indices (scipy's) are filled in place */
+    int direct = indices->dtype == VOXA_I32 && voxa_array_is_c_contiguous(indices);
     if (!nobg) {
-        d2 = voxa__malloc((size_t)n, 8);
-        feat = voxa__malloc((size_t)n, 8);
-        int64_t maxn = 1;
-        for (int d = 0; d < nd; d++) maxn = in->shape[d] > maxn ? in->shape[d] : maxn;
-        size_t per = (size_t)(maxn + 1) * 32;
-        int nt;
-        scratch = voxa__thread_scratch(1, per, &nt);
-        VOXA_GOTO_IF(!d2 || !feat || !scratch, VOXA_ENOMEM, "edt: cannot allocate %lld voxels",
-                     (long long)n);
-        ft_ctx c = {src, d2, feat, in->shape[nd - 1], 1, 0, scratch, per};
-        c.s2 = p->spacing ? p->spacing[nd - 1] * p->spacing[nd - 1] : 1.0;
-        if ((st = voxa__parallel_for_nt(n / c.n, voxa__grain(c.n), nt, ft_rows, &c))) goto done;
-        int64_t inner = c.n;
-        for (int d = nd - 2; d >= 0; d--) {
-            c.n = in->shape[d];
-            c.inner = inner;
-            c.s2 = p->spacing ? p->spacing[d] * p->spacing[d] : 1.0;
-            if ((st = voxa__parallel_for_nt(n / c.n, voxa__grain(c.n), nt, ft_lines, &c))) goto done;
-            inner *= c.n;
-        }
+        feat = direct ? indices->data : voxa__malloc((size_t)n * (size_t)nd, 4);
+        VOXA_GOTO_IF(!feat, VOXA_ENOMEM, "edt: cannot allocate %lld voxels", (long long)n);
+        if ((st = voxa__edt_feature(src, nd, in->shape, p->spacing, feat))) goto done;
     }
     int64_t idx[VOXA_MAXDIM] = {0}, fidx[VOXA_MAXDIM];
     for (int64_t i = 0; i < n; i++) {
-        if (nobg) {
-            memset(fidx, 0, sizeof fidx);
-            fidx[0] = -1;
-        } else {
-            int64_t f = feat[i];
-            for (int d = nd - 1; d >= 0; d--) {
-                fidx[d] = f % in->shape[d];
-                f /= in->shape[d];
-            }
-        }
+        for (int d = 0; d < nd; d++) fidx[d] = nobg ? -(d == 0) : feat[d * n + i];
         double dd = 0;
         int64_t ioff = 0;
         for (int d = 0; d < nd; d++) {
@@ -270,7 +171,7 @@ VOXA_API voxa_status voxa_edt_indices(const voxa_array *in, voxa_array *out, vox
             dd += e * e;
             ioff += idx[d] * indices->strides[d + 1];
         }
-        for (int d = 0; d < nd; d++) {
+        for (int d = 0; d < nd && !(direct && feat); d++) {
             char *q = (char *)indices->data + ioff + d * indices->strides[0];
             if (indices->dtype == VOXA_I32) {
                 int32_t v = (int32_t)fidx[d];
@@ -287,9 +188,7 @@ VOXA_API voxa_status voxa_edt_indices(const voxa_array *in, voxa_array *out, vox
     }
 done:
     voxa__free(owned);
-    voxa__free(d2);
-    voxa__free(feat);
-    voxa__free(scratch);
+    if (!direct) voxa__free(feat);
     return st;
 }
 
@@ -405,7 +304,7 @@ static void chessboard(const uint8_t *src, int nd, const int64_t *shape, int32_t
 }
 
 VOXA_API voxa_status voxa_edt_cdt(const voxa_array *in, voxa_array *out, voxa_edt_metric metric) {
-    VOXA_CHECK(check_common(in, out, NULL, "cdt"));
+    VOXA_CHECK(check_common(in, out, NULL, "cdt", 0));
     VOXA_FAIL_IF(metric != VOXA_EDT_TAXICAB && metric != VOXA_EDT_CHESSBOARD, VOXA_EINVAL,
                  "cdt: metric %d: expected taxicab (1) or chessboard (2)", (int)metric);
     VOXA_FAIL_IF(out->dtype != VOXA_I32 && out->dtype != VOXA_I64 && out->dtype != VOXA_F32 &&

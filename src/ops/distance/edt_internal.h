@@ -1,0 +1,17 @@
+/* Shared inside the distance family only. */
+#ifndef VOXA_EDT_INTERNAL_H
+#define VOXA_EDT_INTERNAL_H
+
+#include "internal.h"
+
+#include <stdint.h>
+
+/* scipy's Euclidean feature transform of a C-contiguous 0/non-zero volume
+ * (background: 0): feat[k * n + i] = coordinate k of voxel i's nearest
+ * background voxel (nd planes of n voxels, scipy's indices layout), chosen
+ * among equally near ones as scipy.ndimage does. The volume must have
+ * background. spacing: nd values > 0, or NULL. */
+voxa_status voxa__edt_feature(const uint8_t *src, int nd, const int64_t *shape,
+                              const double *spacing, int32_t *feat);
+
+#endif

@@ -112,6 +112,55 @@ fi
 # ---- benchmarks ----------------------------------------------------------------------
 log "benchmarks (SCALE=$SCALE)"
 VOXA_GPU_TIMING=1 timeout 200 "$B/gpu_bench" --scale "$SCALE" $BACKENDS || rc=1
+# ---- Richardson-Lucy (issue 11, part RL) ---------------------------------------------
+# Needs FFTW single precision (the host plan: PSF transform, border weights)
+# and, for opencl, VkFFT's header: from the system or from .gpu-debs
+# (apt-get download libfftw3-dev libfftw3-single3 libvkfft-dev). cuFFT is
+# dlopen'ed from /usr/local/cuda/lib64 (LD_LIBRARY_PATH above).
+log "Richardson-Lucy"
+RL_INC=""
+for inc in /usr/include "$PREFIX/usr/include"; do
+    [ -f "$inc/fftw3.h" ] && RL_INC="$RL_INC -I$inc"
+done
+[ -f "$PREFIX/usr/include/vkFFT.h" ] && RL_INC="$RL_INC -I$PREFIX/usr/include"
+RL_LIBDIR="-L$PREFIX/usr/lib/x86_64-linux-gnu"
+RLSRC=$(ls src/core/*.c src/backend/*.c src/ops/deconv/deconv_plan.c src/ops/deconv/deconv_rl.c \
+        src/ops/deconv/deconv_gpu.c src/ops/deconv/psf.c src/io/atomic.c)
+if [ -z "$RL_INC" ]; then
+    echo "RL: skipped (fftw3.h not found: put libfftw3-dev and libfftw3-single3 in .gpu-debs)"
+else
+    sed -n "/^: <<'RLBENCH'\$/,/^RLBENCH\$/p" "$0" | sed '1d;$d' > "$B/rl_bench.c"
+    # psf.c's file reader needs the io layer; these programs never read files
+    printf '#include "voxa.h"\nvoxa_status voxa_read(const char *p, voxa_array *o) { return VOXA_EUNSUPPORTED; }\n' \
+        > "$B/rl_stub.c"
+    mkdir -p "$B/rlobj"
+    # one object per source, compiled in parallel (VkFFT's header alone is ~30 s of -O3)
+    export CC FLAGS CFLAGS_CL RL_INC B
+    # shellcheck disable=SC2016
+    printf '%s\n' $RLSRC "$B/voxa_kernels.c" "$B/rl_stub.c" | xargs -P "$(nproc)" -I{} sh -c \
+        '$CC $FLAGS $CFLAGS_CL $RL_INC -c "{}" -o "$B/rlobj/$(echo "{}" | tr / _).o"'
+    xst=$?
+    RLLIBS="$RL_LIBDIR -lfftw3f_omp -lfftw3f -lm -ldl -lpthread"
+    # shellcheck disable=SC2086
+    if [ $xst -eq 0 ] &&
+       $CC $FLAGS $CFLAGS_CL $RL_INC -o "$B/test_deconv_gpu" tests/c/test_deconv_gpu.c \
+           "$B"/rlobj/*.o $RLLIBS &&
+       $CC $FLAGS $CFLAGS_CL $RL_INC -o "$B/rl_bench" "$B/rl_bench.c" "$B"/rlobj/*.o $RLLIBS; then
+        for b in $BACKENDS; do
+            log "RL parity: $b vs cpu (tests/c/test_deconv_gpu.c)"
+            VOXA_TEST_BACKENDS=$b timeout 120 "$B/test_deconv_gpu" > "$B/rl_parity_$b.log" 2>&1
+            st=$?
+            grep -E "max rel|FAIL|checks" "$B/rl_parity_$b.log" | tail -14
+            [ $st -eq 0 ] || { echo "RL parity $b: FAILED (exit $st)"; rc=1; }
+        done
+        log "RL benchmarks (SCALE=$SCALE)"
+        timeout 150 "$B/rl_bench" --scale "$SCALE" $BACKENDS || rc=1
+        log "RL transfers split (VOXA_GPU_TIMING=1: each launch waits, so kernels ms is an upper bound)"
+        VOXA_GPU_TIMING=1 timeout 60 "$B/rl_bench" --split --scale "$SCALE" $BACKENDS || rc=1
+    else
+        echo "RL: build failed"; rc=1
+    fi
+fi
 exit $rc
 
 : <<'BENCH'
@@ -294,8 +343,170 @@ int main(int argc, char **argv) {
         result r = timed(run_edt, &mj[i], bs[i], 3);
         row(w4e, bs[i], r, r.ok && !memcmp(mj[i].out.data, mj[0].out.data, (size_t)wn * 8));
     }
-    printf("| RL iteration (128,512,512), PSF 32^3 | gpu | not built here (feat/gpurl) | | | | |\n");
+    printf("| RL iteration (128,512,512), PSF 32^3 | gpu | see the RL tables below | | | | |\n");
     printf("\nGPU times include the copies; with VOXA_GPU_TIMING=1 each launch waits for its kernel.\n");
     return 0;
 }
 BENCH
+
+: <<'RLBENCH'
+// Richardson-Lucy benchmarks of issue 11 (extracted and compiled by gpu-check.sh).
+// 1. time per iteration, (128,512,512) float32, Gaussian PSF 32^3, periodic
+//    and free: (t(25 it) - t(5 it)) / 20 on one plan, median of 3, so set-up
+//    and transfers are excluded; cpu: (t(4) - t(2)) / 2;
+// 2. scaled W2 whole job: (128,1024,1024), PSF 32^3, free, 100 iterations,
+//    wall time of voxa_deconv_rl_on (host plan + transfers + iterations)
+//    after a 1-iteration warm-up that makes the device FFT plan,
+//    extrapolated to (950,2048,2048) x 100 by FFT-box voxels.
+// --split: one run of 1. with VOXA_GPU_TIMING=1, device time split.
+#include "voxa.h"
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+static int cmpd(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+static unsigned long long rs = 88172645463325252ull;
+static double urand(void) {
+    rs ^= rs << 13; rs ^= rs >> 7; rs ^= rs << 17;
+    return (double)(rs >> 11) / 9007199254740992.0;
+}
+static void scene(voxa_array *a) {
+    float *v = a->data;
+    int64_t n = voxa_array_size(a);
+    for (int64_t i = 0; i < n; i++) v[i] = (float)(0.2 + 0.1 * urand() + (urand() < 0.01 ? 5 : 0));
+}
+static int64_t sc(int64_t n, double s, int64_t lo) {
+    int64_t m = (int64_t)llround((double)n * (s < 1 ? s : 1));
+    return m < lo ? lo : m;
+}
+static double run(voxa_backend b, voxa_rl_plan *p, voxa_array *in, voxa_array *out, int it) {
+    voxa_rl_options o;
+    voxa_rl_options_init(&o);
+    o.iterations = it;
+    double t0 = now();
+    if (voxa_rl_plan_execute_on(b, p, in, out, &o) != VOXA_OK) {
+        printf("  %s: %s\n", voxa_backend_name(b), voxa_last_error());
+        return NAN;
+    }
+    return now() - t0;
+}
+static double reldiff(const voxa_array *a, const voxa_array *b) {
+    const float *x = a->data, *y = b->data;
+    double m = 0, d = 0;
+    for (int64_t i = 0; i < voxa_array_size(a); i++) {
+        if (fabs(x[i]) > m) m = fabs(x[i]);
+        if (!(fabs(x[i] - y[i]) <= d)) d = fabs(x[i] - y[i]);
+    }
+    return d / m;
+}
+
+int main(int argc, char **argv) {
+    setvbuf(stdout, NULL, _IOLBF, 0); /* rows survive a timeout */
+    double scale = 1;
+    int split = 0;
+    voxa_backend bs[3] = {VOXA_BACKEND_CPU};
+    int nb = 1;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--scale") && i + 1 < argc) { scale = atof(argv[++i]); continue; }
+        if (!strcmp(argv[i], "--split")) { split = 1; continue; }
+        voxa_backend b, r;
+        if (voxa_backend_from_name(argv[i], &b) == VOXA_OK && nb < 3) {
+            if (voxa_backend_resolve(b, &r) != VOXA_OK) { printf("%s\n", voxa_last_error()); continue; }
+            bs[nb++] = b;
+        }
+    }
+    int64_t m = sc(32, scale, 3);
+    int64_t sh[3] = {sc(128, scale, 8), sc(512, scale, 16), sc(512, scale, 16)}, ps[3] = {m, m, m};
+    double sg[3] = {2.0 * (double)m / 32, 1.5 * (double)m / 32, 1.5 * (double)m / 32};
+    voxa_array img, psf, ref, out;
+    voxa_array_new(&img, VOXA_F32, 3, sh);
+    voxa_array_new(&psf, VOXA_F32, 3, ps);
+    voxa_array_new(&ref, VOXA_F32, 3, sh);
+    voxa_array_new(&out, VOXA_F32, 3, sh);
+    scene(&img);
+    voxa_psf_gaussian(&psf, sg);
+    if (split) {
+        printf("\n| RL (%lld,%lld,%lld) psf %lld^3, 25 it | backend | to device ms | kernels+FFTs ms | from device ms |\n|---|---|---|---|---|\n",
+               (long long)sh[0], (long long)sh[1], (long long)sh[2], (long long)m);
+        for (int i = 1; i < nb; i++) {
+            voxa_rl_plan *p = NULL;
+            double d[3];
+            voxa_rl_plan_new(&p, 3, sh, &psf, VOXA_RL_PERIODIC, 0);
+            run(bs[i], p, &img, &out, 2); /* warm-up: kernels, FFT plan */
+            voxa_backend_timing(bs[i], d, 1);
+            run(bs[i], p, &img, &out, 25);
+            voxa_backend_timing(bs[i], d, 1);
+            printf("| periodic | %s | %.2f | %.2f | %.2f |\n", voxa_backend_name(bs[i]), 1e3 * d[0], 1e3 * d[1], 1e3 * d[2]);
+            voxa_rl_plan_free(p);
+        }
+        return 0;
+    }
+    printf("\n| RL per iteration, (%lld,%lld,%lld) f32, psf %lld^3 | backend | ms per iteration (median of 3, +-half range) | equal to cpu (4 it, max rel diff) |\n|---|---|---|---|\n",
+           (long long)sh[0], (long long)sh[1], (long long)sh[2], (long long)m);
+    for (int mode = 1; mode >= 0; mode--) {
+        voxa_rl_plan *p = NULL;
+        if (voxa_rl_plan_new(&p, 3, sh, &psf, (voxa_rl_boundary)mode, 0) != VOXA_OK) {
+            printf("plan: %s\n", voxa_last_error());
+            return 1;
+        }
+        for (int i = 0; i < nb; i++) {
+            int cpu = bs[i] == VOXA_BACKEND_CPU, k1 = cpu ? 2 : 5, k2 = cpu ? 4 : 25;
+            double t[3];
+            run(bs[i], p, &img, &out, 2); /* warm-up */
+            for (int r = 0; r < 3; r++) t[r] = (run(bs[i], p, &img, &out, k2) - run(bs[i], p, &img, &out, k1)) / (k2 - k1);
+            qsort(t, 3, sizeof *t, cmpd);
+            run(bs[i], p, &img, cpu ? &ref : &out, 4);
+            char eq[32] = "ref";
+            if (!cpu) snprintf(eq, sizeof eq, "%.1e", reldiff(&ref, &out));
+            printf("| %s | %s | %.3f (+-%.3f) | %s |\n", voxa_rl_boundary_name((voxa_rl_boundary)mode),
+                   voxa_backend_name(bs[i]), 1e3 * t[1], 1e3 * (t[2] - t[0]) / 2, eq);
+        }
+        voxa_rl_plan_free(p);
+    }
+    /* scaled W2 whole job */
+    int64_t wsh[3] = {sc(128, scale, 8), sc(1024, scale, 16), sc(1024, scale, 16)};
+    voxa_array wimg, wout;
+    voxa_array_new(&wimg, VOXA_F32, 3, wsh);
+    voxa_array_new(&wout, VOXA_F32, 3, wsh);
+    scene(&wimg);
+    printf("\n| scaled W2 whole job: (%lld,%lld,%lld) f32, psf %lld^3, free, 100 it | backend | seconds (host plan + copies + 100 it) | extrapolated to (950,2048,2048) x 100 |\n|---|---|---|---|\n",
+           (long long)wsh[0], (long long)wsh[1], (long long)wsh[2], (long long)m);
+    /* FFT box voxels: fast sizes of n + m - 1 (as deconv_plan.c) */
+    double bw = 1, bf = 1;
+    int64_t full[3] = {950, 2048, 2048};
+    for (int d = 0; d < 3; d++) {
+        int64_t a = wsh[d] + m - 1, c = full[d] + 32 - 1;
+        for (;; a++) { int64_t r = a; int pr[4] = {2, 3, 5, 7}; for (int k = 0; k < 4; k++) while (r % pr[k] == 0) r /= pr[k]; if (r == 1) break; }
+        for (;; c++) { int64_t r = c; int pr[4] = {2, 3, 5, 7}; for (int k = 0; k < 4; k++) while (r % pr[k] == 0) r /= pr[k]; if (r == 1) break; }
+        bw *= (double)a;
+        bf *= (double)c;
+    }
+    for (int i = 1; i < nb; i++) {
+        voxa_rl_options o;
+        voxa_rl_options_init(&o);
+        o.iterations = 1; /* warm-up: the device FFT plan (VkFFT compiles per size), cached */
+        if (voxa_deconv_rl_on(bs[i], &wimg, &psf, &wout, VOXA_RL_FREE, &o) != VOXA_OK) {
+            printf("| | %s | failed: %s | |\n", voxa_backend_name(bs[i]), voxa_last_error());
+            continue;
+        }
+        o.iterations = 100;
+        double t0 = now();
+        voxa_status s = voxa_deconv_rl_on(bs[i], &wimg, &psf, &wout, VOXA_RL_FREE, &o);
+        double t = now() - t0;
+        if (s != VOXA_OK) { printf("| | %s | failed: %s | |\n", voxa_backend_name(bs[i]), voxa_last_error()); continue; }
+        printf("| box %.0f voxels (full job: %.0f, x%.1f) | %s | %.2f | %.0f s if linear in box voxels (needs ~%.0f GB of device memory: tile if larger than the device) |\n",
+               bw, bf, bf / bw, voxa_backend_name(bs[i]), t, t * bf / bw, 4.0 * (5 * bf + 950.0 * 2048 * 2048) / 1e9);
+    }
+    return 0;
+}
+RLBENCH

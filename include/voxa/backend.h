@@ -18,6 +18,7 @@
 #include "label.h"
 #include "morph.h"
 #include "roi.h"
+#include "deconv.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -107,6 +108,15 @@ VOXA_API voxa_status voxa_roi_extract_on(voxa_backend b, const voxa_array *in,
 VOXA_API voxa_status voxa_roi_paste_on(voxa_backend b, voxa_array *volume,
                                        const voxa_array *patches, const voxa_roi_params *p,
                                        voxa_paste_op op);
+/* Richardson-Lucy (opencl: VkFFT, cuda: cuFFT; the iteration stays on the
+ * device). Unlike the ops above, equal to the CPU to float32 round-off of the
+ * FFTs (docs/gpu.md), not voxel for voxel. */
+VOXA_API voxa_status voxa_deconv_rl_on(voxa_backend b, const voxa_array *in,
+                                       const voxa_array *psf, voxa_array *out,
+                                       voxa_rl_boundary boundary, const voxa_rl_options *opt);
+VOXA_API voxa_status voxa_rl_plan_execute_on(voxa_backend b, voxa_rl_plan *plan,
+                                             const voxa_array *in, voxa_array *out,
+                                             const voxa_rl_options *opt);
 
 #ifdef __cplusplus
 }

@@ -89,6 +89,15 @@ voxa_status voxa__gpu_host_contig(const voxa_array *a, const void **data, voxa_a
 /* Read buffer b (C-order elements of out's dtype and shape) into view out. */
 voxa_status voxa__gpu_read_into(voxa__gpu *g, const voxa__buf *b, voxa_array *out);
 
+/* Real FFTs on the device (fft_gpu.c: VkFFT on opencl, cuFFT on cuda), for a
+ * C-order box of extents L[0..ndim-1], out of place: `real` holds prod(L)
+ * floats, `cplx` prod(L[:-1]) * (L[-1] / 2 + 1) float pairs; unnormalised
+ * both ways, as FFTW. Plans are cached per (backend, extents) for the process. */
+typedef struct voxa__gpu_fft voxa__gpu_fft;
+voxa_status voxa__gpu_fft_plan(voxa__gpu *g, int ndim, const int64_t *L, voxa__gpu_fft **out);
+voxa_status voxa__gpu_fft_run(voxa__gpu *g, voxa__gpu_fft *p, int inverse, voxa__buf *real,
+                              voxa__buf *cplx);
+
 /* Embedded kernels (generated at build time by src/backend/embed.cmake):
  * the OpenCL program source (vx_portable.h + every src/ops/<family>/<name>.cl) and the
  * CUDA fatbin nvcc made from the same files (size 0 without nvcc). */

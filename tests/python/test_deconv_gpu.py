@@ -105,3 +105,28 @@ def test_listed_backends_run(lib):
         r = ctypes.c_int()
         assert lib.voxa_backend_resolve(CODES[b], ctypes.byref(r)) == 0, \
             lib.voxa_last_error().decode()
+
+
+def test_backend_keyword_and_cli_route_to_the_gpu(tmp_path):
+    """voxa.richardson_lucy(backend="opencl") and `voxa deconvolve --backend
+    opencl` run the descriptor's gpu slot: equal to the CPU to float32
+    round-off, in every boundary mode."""
+    import os
+    import subprocess
+    import voxa
+    rng = np.random.default_rng(5)
+    img = rng.random((9, 14, 17)).astype(np.float32) + 0.1
+    psf = rng.random((3, 5, 4)).astype(np.float32)
+    for mode in ("periodic", "zero", "free"):
+        cpu = voxa.richardson_lucy(img, psf, 6, boundary=mode)
+        gpu = voxa.richardson_lucy(img, psf, 6, boundary=mode, backend="opencl")
+        assert np.max(np.abs(gpu - cpu) / np.abs(cpu).max()) < 1e-4, mode
+    np.save(tmp_path / "img.npy", img)
+    np.save(tmp_path / "psf.npy", psf)
+    cli = os.environ.get("VOXA_CLI", "build/voxa")
+    for b in ("cpu", "opencl"):
+        subprocess.run([cli, "deconvolve", str(tmp_path / "img.npy"), "--psf",
+                        str(tmp_path / "psf.npy"), "--iterations", "6", "--backend", b, "-o",
+                        str(tmp_path / f"{b}.npy")], check=True)
+    a, b = np.load(tmp_path / "cpu.npy"), np.load(tmp_path / "opencl.npy")
+    assert np.max(np.abs(a - b) / np.abs(a).max()) < 1e-4

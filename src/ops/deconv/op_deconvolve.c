@@ -2,6 +2,7 @@
  * FFTW. Local with an approximate halo: one PSF extent, the usual practice
  * for chunked RL (exact needs iterations x the extent). */
 #include "op_args.h"
+#include "deconv_gpu.h"
 #include "voxa/deconv.h"
 
 #include <unistd.h>
@@ -76,7 +77,10 @@ static voxa_status halo(const voxa_args *a, int ndim, int64_t *lo, int64_t *hi) 
     return VOXA_OK;
 }
 
-static voxa_status run(voxa_op_ctx *c) {
+/* The plan (FFTW geometry, PSF transform, border weights) is made on the
+ * host either way; backend b runs the iterations (cpu: FFTW; opencl/cuda:
+ * deconv_gpu.c with the whole iteration on the device). */
+static voxa_status run_on(voxa_op_ctx *c, voxa_backend b) {
     const voxa_args *a = c->args;
     const voxa_array *raw = voxa__arg_array(a, PSF);
     const char *wisdom = voxa__arg(a, WISDOM)->s;
@@ -102,12 +106,30 @@ static voxa_status run(voxa_op_ctx *c) {
         o.clip = (int)voxa__arg_int(a, CLIP);
         o.filter_epsilon = voxa__arg_float(a, FILTER_EPSILON);
         o.progress = c->progress;
-        st = voxa_rl_plan_execute(plan, c->in, c->out, &o);
+        st = b == VOXA_BACKEND_CPU ? voxa_rl_plan_execute(plan, c->in, c->out, &o)
+                                   : voxa__rl_gpu_execute(b, plan, c->in, c->out, &o);
     }
     voxa_rl_plan_free(plan);
     voxa_array_free(&psf);
     return st;
 }
+
+static voxa_status run(voxa_op_ctx *c) { return run_on(c, VOXA_BACKEND_CPU); }
+
+static voxa_status device_bytes(const voxa_args *a, voxa_dtype dt, int nd, const int64_t *shape,
+                                int64_t *total, int64_t *largest) {
+    (void)dt;
+    const voxa_array *psf = voxa__arg_array(a, PSF);
+    VOXA_FAIL_IF(!psf || psf->ndim != nd, VOXA_EINVAL, "psf: missing or of another ndim");
+    return voxa__rl_gpu_bytes_for(nd, shape, psf->shape,
+                                  (voxa_rl_boundary)voxa__arg_int(a, BOUNDARY),
+                                  (int)voxa__arg_int(a, ACCELERATE), total, largest);
+}
+
+static const voxa_op_gpu gpu = {run_on, device_bytes,
+                                "4 (2 B + 4 C + V), + 4 B (free), + 8 C (zero, even PSF), "
+                                "+ 12 B (accelerate); B: FFT box, C: its complex values, V: "
+                                "image (docs/gpu.md)"};
 
 const voxa_op voxa__op_deconvolve = {
     .name = "deconvolve",
@@ -121,5 +143,6 @@ const voxa_op voxa__op_deconvolve = {
     .output = output,
     .halo = halo,
     .run = run,
+    .gpu = &gpu,
     .scratch = 28,
 };

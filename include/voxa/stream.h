@@ -61,6 +61,7 @@ typedef struct voxa_stream_options {
     int64_t block[VOXA_MAXDIM]; /* output block shape; 0 on an axis: chosen */
     int64_t mem_limit;          /* bytes for blocks in flight (0: 1 GiB) */
     voxa_progress progress;     /* called after each block */
+    int workers;                /* blocks in flight at once (0: chosen) */
 } voxa_stream_options;
 
 /** What a run will do (voxa_stream_plan) or did. */
@@ -74,7 +75,13 @@ typedef struct voxa_stream_plan {
     int global;                  /* labelled by blocks and merged (no halo) */
     int whole;                   /* the op needs the whole volume in memory
                                     (a global op without a merge: edt, roi) */
-    int64_t peak_bytes;          /* estimated working memory */
+    int workers;                 /* blocks in flight, each read, run, written
+                                    by its own thread */
+    int op_threads;              /* threads of the op inside each worker */
+    int64_t block_bytes;         /* working set of one block in flight */
+    int64_t table_bytes;         /* label: face layers and id tables */
+    int64_t peak_bytes;          /* estimated working memory:
+                                    workers x block_bytes + table_bytes */
     int64_t out_bytes;           /* size of the output */
     voxa_dtype out_dtype;
 } voxa_stream_plan;

@@ -3,8 +3,12 @@
  * 0 first (slabs keep the reads of C-order files long), then axis 1, ...
  * Working set of one block b grown by the halo to g:
  *     g * (in bytes + out bytes + op scratch) + b * out bytes
- * (the op runs on the grown block, and the block's part is written out). */
-#include "store_internal.h"
+ * (the op runs on the grown block, and the block's part is written out).
+ * Several workers each hold one block in flight: the peak is workers x that
+ * (+ label's face planes), and the plan takes the most workers (up to
+ * threads + 1, so one block is read or written while the others compute)
+ * whose blocks stay at least half their grown size. */
+#include "stream_internal.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -18,6 +22,21 @@ static int64_t working_set(const voxa_stream_plan *p, const int64_t *b, double p
         n *= b[d];
     }
     return (int64_t)((double)g * per_grown) + n * (int64_t)out_es;
+}
+
+static void set_grid(voxa_stream_plan *p) {
+    p->nblocks = 1;
+    for (int d = 0; d < p->ndim; d++) {
+        p->grid[d] = p->shape[d] > 0 ? (p->shape[d] + p->block[d] - 1) / p->block[d] : 0;
+        p->nblocks *= p->grid[d];
+    }
+}
+
+/* workers x one block's working set + label's tables, for p->block. */
+static int64_t peak(voxa_stream_plan *p, double per_grown, size_t out_es, int label) {
+    set_grid(p);
+    return p->workers * working_set(p, p->block, per_grown, out_es) +
+           (label ? voxa__label_table_bytes(p) : 0);
 }
 
 voxa_status voxa_stream_plan_make(const voxa_args *a, voxa_store *in,
@@ -41,29 +60,52 @@ voxa_status voxa_stream_plan_make(const voxa_args *a, voxa_store *in,
     if (!p->whole && !label && op->ninputs > 0)
         VOXA_CHECK(voxa_op_halo(a, p->ndim, p->halo_lo, p->halo_hi));
     int64_t limit = o && o->mem_limit > 0 ? o->mem_limit : (int64_t)1 << 30;
-    /* label: block labels (int64) + the output block + the op's scratch */
-    double per_grown = label ? 8.0 + op->scratch + (double)in_es
+    /* label: the input block + the op's scratch, + the output block (below) */
+    double per_grown = label ? (double)in_es + op->scratch
                              : (double)in_es + (double)out_es + op->scratch;
-    for (int d = 0; d < p->ndim; d++) {
-        int64_t want = o ? o->block[d] : 0;
-        p->block[d] = want > 0 && want < p->shape[d] ? want : p->shape[d] > 0 ? p->shape[d] : 1;
+    int threads = voxa_get_threads();
+    int want = o && o->workers > 0 ? o->workers : threads + 1;
+    if (p->whole) want = 1;
+    int given = 0;
+    for (int d = 0; o && d < p->ndim; d++) given |= o->block[d] > 0;
+    /* the most workers (up to `want`) whose blocks stay at least half as
+     * large as their grown blocks (else the halo is read and computed
+     * more than the block itself); one worker takes the whole limit */
+    for (int w = want; w >= 1; w--) {
+        for (int d = 0; d < p->ndim; d++) {
+            int64_t b = given ? o->block[d] : 0;
+            p->block[d] = b > 0 && b < p->shape[d] ? b : p->shape[d] > 0 ? p->shape[d] : 1;
+        }
+        p->workers = w;
+        if (p->whole) break;
+        for (int d = 0; !given && d < p->ndim; d++) {
+            int64_t now = peak(p, per_grown, out_es, label);
+            while (p->block[d] > 1 && now > limit) {
+                int64_t was = p->block[d];
+                p->block[d] = (was + 1) / 2;
+                int64_t next = peak(p, per_grown, out_es, label);
+                if (next >= now) { /* label's face planes grow faster: stop */
+                    p->block[d] = was;
+                    break;
+                }
+                now = next;
+            }
+        }
+        int64_t n = 1, g = 1;
+        for (int d = 0; d < p->ndim; d++) {
+            int64_t e = p->block[d] + p->halo_lo[d] + p->halo_hi[d];
+            n *= p->block[d];
+            g *= e < p->shape[d] ? e : p->shape[d];
+        }
+        if (w == 1 || (peak(p, per_grown, out_es, label) <= limit && 2 * n >= g)) break;
     }
-    if (p->whole) {
-        for (int d = 0; d < p->ndim; d++) p->block[d] = p->shape[d] > 0 ? p->shape[d] : 1;
-    } else {
-        int given = 0;
-        for (int d = 0; o && d < p->ndim; d++) given |= o->block[d] > 0;
-        for (int d = 0; !given && d < p->ndim; d++)
-            while (p->block[d] > 1 && working_set(p, p->block, per_grown, out_es) > limit)
-                p->block[d] = (p->block[d] + 1) / 2;
-    }
-    p->nblocks = 1;
-    for (int d = 0; d < p->ndim; d++) {
-        p->grid[d] = p->shape[d] > 0 ? (p->shape[d] + p->block[d] - 1) / p->block[d] : 0;
-        p->nblocks *= p->grid[d];
-    }
-    p->peak_bytes = working_set(p, p->block, p->whole ? (double)in_es + op->scratch : per_grown,
-                                out_es);
+    set_grid(p);
+    if (p->workers > p->nblocks) p->workers = (int)(p->nblocks > 0 ? p->nblocks : 1);
+    p->op_threads = threads / p->workers > 0 ? threads / p->workers : 1;
+    p->block_bytes = working_set(p, p->block, p->whole ? (double)in_es + op->scratch : per_grown,
+                                 out_es);
+    if (label) p->table_bytes = voxa__label_table_bytes(p);
+    p->peak_bytes = p->workers * p->block_bytes + p->table_bytes;
     return VOXA_OK;
 }
 
@@ -87,11 +129,14 @@ voxa_status voxa_stream_plan_text(const voxa_stream_plan *p, char *buf, size_t n
              "output:  %s %s, %.1f MiB\n"
              "blocks:  %s voxels, grid %s = %lld blocks\n"
              "halo:    %s before, %s after%s\n"
-             "memory:  about %.1f MiB at peak%s\n",
+             "workers: %d blocks in flight, %d op thread%s each\n"
+             "memory:  about %.1f MiB at peak = %d x %.1f MiB per block + %.1f MiB of label "
+             "tables%s\n",
              sh, voxa_dtype_name(p->out_dtype), (double)p->out_bytes / 1048576.0, bl, gr,
              (long long)p->nblocks, lo, hi,
              p->global ? " (global: blocks labelled, then merged across faces)" : "",
-             (double)p->peak_bytes / 1048576.0,
-             p->whole ? " (this op needs the whole volume in memory)" : "");
+             p->workers, p->op_threads, p->op_threads == 1 ? "" : "s",
+             (double)p->peak_bytes / 1048576.0, p->workers, (double)p->block_bytes / 1048576.0,
+             (double)p->table_bytes / 1048576.0, p->whole ? " (this op needs the whole volume in memory)" : "");
     return VOXA_OK;
 }

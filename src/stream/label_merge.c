@@ -259,16 +259,23 @@ static voxa_status relabel_block(int64_t b, int w, void *arg) {
 }
 
 int64_t voxa__label_table_bytes(const voxa_stream_plan *p) {
-    int64_t bytes = 0, es = (int64_t)voxa_dtype_size(p->out_dtype), big = 0;
+    int64_t bytes = 0, es = (int64_t)voxa_dtype_size(p->out_dtype);
     for (int d = 0; d < p->ndim; d++) {
         int64_t cross = 1;
         for (int e = 0; e < p->ndim; e++) cross *= e == d ? 1 : p->shape[e];
-        if (p->grid[d] > 1) {
-            bytes += (p->grid[d] - 1) * 2 * cross * es;
-            if (cross > big) big = cross;
-        }
+        if (p->grid[d] > 1) bytes += (p->grid[d] - 1) * 2 * cross * es;
     }
-    return bytes + (int64_t)p->workers * 2 * big * 8; /* pass 2: int64 copies */
+    return bytes;
+}
+
+int64_t voxa__label_pass2_bytes(const voxa_stream_plan *p) {
+    int64_t big = 0;
+    for (int d = 0; d < p->ndim; d++) {
+        int64_t cross = 1;
+        for (int e = 0; e < p->ndim; e++) cross *= e == d ? 1 : p->shape[e];
+        if (p->grid[d] > 1 && cross > big) big = cross;
+    }
+    return 2 * big * 8;
 }
 
 voxa_status voxa__stream_label(const voxa_args *a, const voxa_stream_plan *p, voxa_store *in,

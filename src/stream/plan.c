@@ -35,8 +35,10 @@ static void set_grid(voxa_stream_plan *p) {
 /* workers x one block's working set + label's tables, for p->block. */
 static int64_t peak(voxa_stream_plan *p, double per_grown, size_t out_es, int label) {
     set_grid(p);
-    return p->workers * working_set(p, p->block, per_grown, out_es) +
-           (label ? voxa__label_table_bytes(p) : 0);
+    int64_t ws = working_set(p, p->block, per_grown, out_es);
+    if (!label) return p->workers * ws;
+    int64_t two = voxa__label_pass2_bytes(p);
+    return p->workers * (ws > two ? ws : two) + voxa__label_table_bytes(p);
 }
 
 voxa_status voxa_stream_plan_make(const voxa_args *a, voxa_store *in,
@@ -104,7 +106,11 @@ voxa_status voxa_stream_plan_make(const voxa_args *a, voxa_store *in,
     p->op_threads = threads / p->workers > 0 ? threads / p->workers : 1;
     p->block_bytes = working_set(p, p->block, p->whole ? (double)in_es + op->scratch : per_grown,
                                  out_es);
-    if (label) p->table_bytes = voxa__label_table_bytes(p);
+    if (label) {
+        int64_t two = voxa__label_pass2_bytes(p);
+        if (two > p->block_bytes) p->block_bytes = two;
+        p->table_bytes = voxa__label_table_bytes(p);
+    }
     p->peak_bytes = p->workers * p->block_bytes + p->table_bytes;
     return VOXA_OK;
 }
@@ -125,18 +131,20 @@ voxa_status voxa_stream_plan_text(const voxa_stream_plan *p, char *buf, size_t n
     list(gr, sizeof gr, p->grid, p->ndim);
     list(lo, sizeof lo, p->halo_lo, p->ndim);
     list(hi, sizeof hi, p->halo_hi, p->ndim);
+    char tables[96] = "";
+    if (p->global)
+        snprintf(tables, sizeof tables, " + %.2f MiB of face planes", p->table_bytes / 1048576.0);
     snprintf(buf, n,
              "output:  %s %s, %.1f MiB\n"
              "blocks:  %s voxels, grid %s = %lld blocks\n"
              "halo:    %s before, %s after%s\n"
              "workers: %d blocks in flight, %d op thread%s each\n"
-             "memory:  about %.1f MiB at peak = %d x %.1f MiB per block + %.1f MiB of label "
-             "tables%s\n",
+             "memory:  about %.2f MiB at peak = %d x %.2f MiB per block%s%s\n",
              sh, voxa_dtype_name(p->out_dtype), (double)p->out_bytes / 1048576.0, bl, gr,
              (long long)p->nblocks, lo, hi,
              p->global ? " (global: blocks labelled, then merged across faces)" : "",
              p->workers, p->op_threads, p->op_threads == 1 ? "" : "s",
              (double)p->peak_bytes / 1048576.0, p->workers, (double)p->block_bytes / 1048576.0,
-             (double)p->table_bytes / 1048576.0, p->whole ? " (this op needs the whole volume in memory)" : "");
+             tables, p->whole ? " (this op needs the whole volume in memory)" : "");
     return VOXA_OK;
 }

@@ -34,8 +34,10 @@ void voxa__store_io_free(voxa__store_io *io);
 voxa_status voxa__io_read(voxa__store_io *io, const int64_t *lo, voxa_array *dst);
 voxa_status voxa__io_write(voxa__store_io *io, const int64_t *lo, const voxa_array *src);
 
-/* Label by blocks: bytes of the face planes kept in memory and of pass 2's
- * int64 copies (label_merge.c), for the plan. */
+/* Label by blocks, for the plan (label_merge.c): bytes of the face planes
+ * kept in memory, and what one worker holds in pass 2 (a plane's two layers
+ * as int64) while the blocks' buffers are freed. */
 int64_t voxa__label_table_bytes(const voxa_stream_plan *p);
+int64_t voxa__label_pass2_bytes(const voxa_stream_plan *p);
 
 #endif

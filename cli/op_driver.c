@@ -170,6 +170,11 @@ static int parse(call *c, int argc, char **argv) {
         const char **stream_opt = !strcmp(key, "mem-limit") ? &c->mem_limit
                                   : !strcmp(key, "chunks")  ? &c->chunks
                                                             : NULL;
+        if (!strcmp(key, "no-fsync")) { /* scratch data: skip the flush to disk */
+            if (val) return cli_error(c->cmd, CLI_USAGE, "option --no-fsync takes no value");
+            voxa_set_fsync(0);
+            continue;
+        }
         if (!strcmp(key, "dry-run")) {
             if (val) return cli_error(c->cmd, CLI_USAGE, "option --dry-run takes no value");
             c->dry_run = true;

@@ -217,6 +217,8 @@ static void block(FILE *f, const char *cmd, const voxa_op *op) {
     option_line(f, 2, "--chunks Z,Y,X", "with --mem-limit: the block shape (default: the "
                 "largest that fits)");
     option_line(f, 2, "--dry-run", "print the plan (blocks, halo, peak memory) and exit");
+    option_line(f, 2, "--no-fsync", "do not flush written files to disk (scratch data; also "
+                "VOXA_NO_FSYNC=1)");
     if (op->details) fprintf(f, "\n%s", op->details);
 }
 

@@ -46,7 +46,8 @@ static void *worker(void *arg) {
             if (b < P->err_block) {
                 P->err_block = b;
                 P->st = s;
-                strncpy(P->msg, voxa_last_error(), sizeof P->msg - 1);
+                snprintf(P->msg, sizeof P->msg, "block %lld of %lld: %s", (long long)b,
+                         (long long)P->n, voxa_last_error());
             }
         }
         P->done++;
@@ -63,7 +64,12 @@ voxa_status voxa__stream_pool(int64_t n, int workers, int op_threads, voxa__bloc
     if (workers > n) workers = (int)(n > 0 ? n : 1);
     if (workers <= 1) { /* on the calling thread: no thread to start */
         for (int64_t b = 0; b < n; b++) {
-            VOXA_CHECK(fn(b, 0, ctx));
+            voxa_status s = fn(b, 0, ctx);
+            if (s != VOXA_OK) {
+                char msg[1024];
+                snprintf(msg, sizeof msg, "%s", voxa_last_error());
+                return voxa__error(s, "block %lld of %lld: %s", (long long)b, (long long)n, msg);
+            }
             VOXA_CHECK(voxa__progress(progress, done0 + b + 1, steps));
         }
         return VOXA_OK;

@@ -74,6 +74,7 @@ voxa_status voxa__store_zarr_create(voxa_store *s, const char *path, const int64
     o.format = 3;
     o.codec = VOXA_ZARR_ZSTD;
     o.level = 1;
+    o.fsync = voxa_get_fsync(); /* every chunk file flushed before its rename */
     for (int d = 0; chunks && d < s->ndim; d++) o.chunks[d] = chunks[d];
     static const char *const zyx[3] = {"z", "y", "x"};
     if (s->ome) o.dimension_names = zyx + 3 - s->ndim;
@@ -90,7 +91,7 @@ voxa_status voxa__store_zarr_create(voxa_store *s, const char *path, const int64
 voxa_status voxa__store_zarr_commit(voxa_store *s) {
     if (!s->ome) return VOXA_OK;
     return voxa_zarr_write_ome_metadata(s->path, 3, s->ndim, s->has_spacing ? s->spacing : NULL,
-                                        NULL, 1, 1);
+                                        NULL, 1, voxa_get_fsync());
 }
 
 int voxa__store_done(voxa_store *s, const int64_t *lo, const int64_t *shape) {

@@ -100,6 +100,17 @@ VOXA_API voxa_status voxa_stream_plan_text(const voxa_stream_plan *p, char *buf,
 VOXA_API voxa_status voxa_stream_run(const voxa_args *a, voxa_store *in, voxa_store *out,
                                      const voxa_stream_options *o, int64_t *count);
 
+/** Where the last voxa_stream_run on this thread spent its time (seconds of
+ *  wall clock; read/op/write are summed over the workers, so with W workers
+ *  they add up to about W x the wall time). Label: pass 1 (label blocks),
+ *  merge (face pairs and numbering), pass 3 (relabel blocks). */
+typedef struct voxa_stream_stats {
+    double wall, read, op, write;
+    double label_blocks, label_merge, label_relabel;
+    int workers;
+} voxa_stream_stats;
+VOXA_API void voxa_stream_last_stats(voxa_stream_stats *s);
+
 /* ---- labelling by blocks: the steps, for schedulers (Dask) ---------------- */
 
 /** Structure flags (3^ndim bytes, C order) of a `label` op's arguments: its

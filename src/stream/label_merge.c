@@ -86,6 +86,7 @@ typedef struct ctx {
     int64_t nplanes;
     int64_t **pairs, *npairs;  /* per plane */
     const int64_t *final;      /* pass 3: scipy label of every provisional id */
+    voxa_stream_stats *stats;  /* the calling thread's */
     unsigned char st[6561];
 } ctx;
 
@@ -142,7 +143,9 @@ static voxa_status label_block(int64_t b, int w, void *arg) {
     voxa__block_region(p, b, lo, shape);
     voxa_array iv = voxa__shaped(&c->ibuf[w], nd, shape);
     voxa_array ov = voxa__shaped(&c->obuf[w], nd, shape);
+    double t0 = voxa__now(), t1;
     VOXA_CHECK(voxa__io_read(&c->in, lo, &iv));
+    voxa__stats_add(&c->stats->read, (t1 = voxa__now()) - t0);
     VOXA_CHECK(voxa_op_run_region(c->a, &iv, lo, &ov, lo, p->shape, NULL, &n));
     if (n > 0) {
         c->first[b] = malloc((size_t)n * sizeof(int64_t));
@@ -181,7 +184,10 @@ static voxa_status label_block(int64_t b, int w, void *arg) {
         if (k > 0) keep_layer(c, &ov, lo, d, 0, c->plane0[d] + k - 1, 1);
         if (k + 1 < p->grid[d]) keep_layer(c, &ov, lo, d, shape[d] - 1, c->plane0[d] + k, 0);
     }
-    return voxa__io_write(&c->out, lo, &ov);
+    voxa__stats_add(&c->stats->op, (t0 = voxa__now()) - t1);
+    voxa_status st = voxa__io_write(&c->out, lo, &ov);
+    voxa__stats_add(&c->stats->write, voxa__now() - t0);
+    return st;
 }
 
 /* Pass 2: the pairs joined across one plane. */
@@ -287,6 +293,7 @@ voxa_status voxa__stream_label(const voxa_args *a, const voxa_stream_plan *p, vo
     memset(&c, 0, sizeof c);
     c.a = a;
     c.p = p;
+    c.stats = voxa__stream_stats();
     voxa__store_io_init(&c.in, in);
     voxa__store_io_init(&c.out, out);
     int64_t *final = NULL, ncomp = 0, total = 0, B = p->nblocks;
@@ -319,8 +326,12 @@ voxa_status voxa__stream_label(const voxa_args *a, const voxa_stream_plan *p, vo
         if (st == VOXA_OK) st = voxa_array_new(&c.obuf[w], p->out_dtype, nd, p->block);
     }
     int64_t steps = 2 * B + c.nplanes;
+    voxa_stream_stats *S = c.stats;
+    double t0 = voxa__now();
     if (st == VOXA_OK)
         st = voxa__stream_pool(B, W, p->op_threads, label_block, &c, progress, 0, steps);
+    S->label_blocks = voxa__now() - t0;
+    t0 = voxa__now();
     for (int w = 0; w < W && c.ibuf; w++) voxa_array_free(&c.ibuf[w]);
     /* bases in raster order of the blocks; first voxels in global id order */
     int64_t *firsts = NULL;
@@ -360,9 +371,12 @@ voxa_status voxa__stream_label(const voxa_args *a, const voxa_stream_plan *p, vo
         st = voxa__error(VOXA_EOVERFLOW, "label: %lld components do not fit the output dtype %s",
                          (long long)ncomp, voxa_dtype_name(p->out_dtype));
     c.final = final;
+    S->label_merge = voxa__now() - t0;
+    t0 = voxa__now();
     if (st == VOXA_OK)
         st = voxa__stream_pool(B, W, p->op_threads, relabel_block, &c, progress, B + c.nplanes,
                                steps);
+    S->label_relabel = voxa__now() - t0;
     if (count) *count = st == VOXA_OK ? ncomp : 0;
     for (int w = 0; w < W && c.obuf; w++) voxa_array_free(&c.obuf[w]);
     for (int64_t b = 0; c.first && b < B; b++) free(c.first[b]);

@@ -11,6 +11,7 @@
 #include "stream_internal.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int64_t working_set(const voxa_stream_plan *p, const int64_t *b, double per_grown,
@@ -66,7 +67,8 @@ voxa_status voxa_stream_plan_make(const voxa_args *a, voxa_store *in,
     double per_grown = label ? (double)in_es + op->scratch
                              : (double)in_es + (double)out_es + op->scratch;
     int threads = voxa_get_threads();
-    int want = o && o->workers > 0 ? o->workers : threads + 1;
+    const char *env = getenv("VOXA_STREAM_WORKERS"); /* a tuning knob for measurements */
+    int want = o && o->workers > 0 ? o->workers : env && atoi(env) > 0 ? atoi(env) : threads + 1;
     if (p->whole) want = 1;
     int given = 0;
     for (int d = 0; o && d < p->ndim; d++) given |= o->block[d] > 0;

@@ -16,6 +16,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 typedef struct pool {
     int64_t n, next, done;
@@ -119,6 +120,20 @@ voxa_status voxa__stream_pool(int64_t n, int workers, int op_threads, voxa__bloc
     if (cancel != VOXA_OK) return voxa__error(cancel, "cancelled by the progress callback");
     if (reported < n) VOXA_CHECK(voxa__progress(progress, done0 + n, steps));
     return VOXA_OK;
+}
+
+static pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void voxa__stats_add(double *field, double seconds) {
+    pthread_mutex_lock(&stats_lock);
+    *field += seconds;
+    pthread_mutex_unlock(&stats_lock);
+}
+
+double voxa__now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
 void voxa__store_io_init(voxa__store_io *io, voxa_store *s) {

@@ -54,6 +54,7 @@ typedef struct blocks {
     int has_in;
     voxa_array *ibuf, *obuf;   /* one per worker */
     int64_t *counts;           /* per block (ops that count), else NULL */
+    voxa_stream_stats *stats;  /* the calling thread's */
 } blocks;
 
 static voxa_status one_block(int64_t b, int w, void *ctx) {
@@ -70,10 +71,18 @@ static voxa_status one_block(int64_t b, int w, void *ctx) {
     if (!B->counts && voxa__store_done(B->out.s, lo, shape)) return VOXA_OK; /* resumed */
     voxa_array iv = B->has_in ? voxa__shaped(&B->ibuf[w], nd, ishape) : (voxa_array){0};
     voxa_array ov = voxa__shaped(&B->obuf[w], nd, shape);
+    double t0 = voxa__now(), t1, t2;
     if (B->has_in) VOXA_CHECK(voxa__io_read(&B->in, ilo, &iv));
+    t1 = voxa__now();
     VOXA_CHECK(voxa_op_run_region(B->a, B->has_in ? &iv : NULL, ilo, &ov, lo, p->shape, NULL,
                                   B->counts ? &B->counts[b] : NULL));
-    return voxa__io_write(&B->out, lo, &ov);
+    t2 = voxa__now();
+    voxa_status st = voxa__io_write(&B->out, lo, &ov);
+    voxa_stream_stats *S = B->stats;
+    voxa__stats_add(&S->read, t1 - t0);
+    voxa__stats_add(&S->op, t2 - t1);
+    voxa__stats_add(&S->write, voxa__now() - t2);
+    return st;
 }
 
 static voxa_status run_blocks(const voxa_args *a, voxa_store *in, voxa_store *out,
@@ -90,6 +99,7 @@ static voxa_status run_blocks(const voxa_args *a, voxa_store *in, voxa_store *ou
     B.a = a;
     B.p = p;
     B.has_in = in != NULL;
+    B.stats = voxa__stream_stats();
     voxa__store_io_init(&B.in, in);
     voxa__store_io_init(&B.out, out);
     voxa_status st = VOXA_OK;
@@ -125,6 +135,22 @@ static voxa_status run_blocks(const voxa_args *a, voxa_store *in, voxa_store *ou
     return st;
 }
 
+static _Thread_local voxa_stream_stats last_stats;
+
+voxa_stream_stats *voxa__stream_stats(void) { return &last_stats; }
+
+void voxa_stream_last_stats(voxa_stream_stats *s) {
+    if (s) *s = last_stats;
+}
+
+static voxa_status dispatch(const voxa_args *a, voxa_store *in, voxa_store *out,
+                            const voxa_stream_plan *p, const voxa_progress *progress,
+                            int64_t *count) {
+    if (p->whole) return run_whole(a, a->op->ninputs ? in : NULL, out, p, progress, count);
+    if (p->global) return voxa__stream_label(a, p, in, out, progress, count);
+    return run_blocks(a, a->op->ninputs ? in : NULL, out, p, progress, count);
+}
+
 voxa_status voxa_stream_run(const voxa_args *a, voxa_store *in, voxa_store *out,
                             const voxa_stream_options *o, int64_t *count) {
     VOXA_FAIL_IF(!a || !a->op || !out, VOXA_EINVAL, "stream: NULL argument");
@@ -143,7 +169,10 @@ voxa_status voxa_stream_run(const voxa_args *a, voxa_store *in, voxa_store *out,
     if (in && in->ndim == out->ndim && voxa_store_spacing(in, sp) == VOXA_OK)
         VOXA_CHECK(voxa_store_set_spacing(out, sp)); /* OME scale carried over */
     voxa_clear_error();
-    if (p.whole) return run_whole(a, a->op->ninputs ? in : NULL, out, &p, progress, count);
-    if (p.global) return voxa__stream_label(a, &p, in, out, progress, count);
-    return run_blocks(a, a->op->ninputs ? in : NULL, out, &p, progress, count);
+    memset(&last_stats, 0, sizeof last_stats);
+    last_stats.workers = p.workers;
+    double t0 = voxa__now();
+    voxa_status st = dispatch(a, in, out, &p, progress, count);
+    last_stats.wall = voxa__now() - t0;
+    return st;
 }

@@ -34,6 +34,12 @@ void voxa__store_io_free(voxa__store_io *io);
 voxa_status voxa__io_read(voxa__store_io *io, const int64_t *lo, voxa_array *dst);
 voxa_status voxa__io_write(voxa__store_io *io, const int64_t *lo, const voxa_array *src);
 
+/* This thread's statistics of the run in progress (run.c), and a clock. */
+voxa_stream_stats *voxa__stream_stats(void);
+double voxa__now(void);
+/* Add `seconds` to *field under the stats lock (workers share the stats). */
+void voxa__stats_add(double *field, double seconds);
+
 /* Label by blocks, for the plan (label_merge.c): bytes of the face planes
  * kept in memory, and what one worker holds in pass 2 (a plane's two layers
  * as int64) while the blocks' buffers are freed. */

@@ -19,13 +19,16 @@
  * Numbering: union-find keeping as root the id with the smallest first
  *   index; roots ranked by first index (scipy's raster numbering).
  * Pass 3 (blocks in parallel): read each block's local ids, write
- *   final[base[b] + id].
+ *   final[base[b] + id]. A Zarr output gets pass 1's ids in a raw scratch
+ *   .npy beside it, so its chunks are compressed once, never decoded.
  * Memory: the workers' blocks, the face planes (2 x cross-section x output
  * bytes per boundary), 16 bytes per provisional id; never the volume. */
 #include "stream_internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Integer label dtypes, for the per-voxel loops (one instance per type). */
 #define LABEL_TYPES(X)                                                                         \
@@ -77,7 +80,7 @@ voxa_status voxa_label_structure(const voxa_args *a, int nd, unsigned char *st) 
 typedef struct ctx {
     const voxa_args *a;
     const voxa_stream_plan *p;
-    voxa__store_io in, out;
+    voxa__store_io in, out, mid; /* mid: where pass 1 puts the local ids */
     voxa_array *ibuf, *obuf;   /* per worker: input block, output block */
     int64_t *nlab;             /* labels per block, then base per block */
     int64_t **first;           /* per block: first voxel of each label */
@@ -185,7 +188,7 @@ static voxa_status label_block(int64_t b, int w, void *arg) {
         if (k + 1 < p->grid[d]) keep_layer(c, &ov, lo, d, shape[d] - 1, c->plane0[d] + k, 0);
     }
     voxa__stats_add(&c->stats->op, (t0 = voxa__now()) - t1);
-    voxa_status st = voxa__io_write(&c->out, lo, &ov);
+    voxa_status st = voxa__io_write(&c->mid, lo, &ov);
     voxa__stats_add(&c->stats->write, voxa__now() - t0);
     return st;
 }
@@ -246,7 +249,7 @@ static voxa_status relabel_block(int64_t b, int w, void *arg) {
     int64_t lo[VOXA_MAXDIM], shape[VOXA_MAXDIM];
     voxa__block_region(p, b, lo, shape);
     voxa_array ov = voxa__shaped(&c->obuf[w], p->ndim, shape);
-    VOXA_CHECK(voxa__io_read(&c->out, lo, &ov));
+    VOXA_CHECK(voxa__io_read(&c->mid, lo, &ov));
     int64_t n = voxa_array_size(&ov);
     const int64_t *f = c->final, base = c->nlab[b] - 1; /* id -> final[base + id] */
     switch (p->out_dtype) {
@@ -296,6 +299,19 @@ voxa_status voxa__stream_label(const voxa_args *a, const voxa_stream_plan *p, vo
     c.stats = voxa__stream_stats();
     voxa__store_io_init(&c.in, in);
     voxa__store_io_init(&c.out, out);
+    /* A compressed output (Zarr) would be encoded twice and decoded once:
+     * pass 1's local ids go to a raw scratch .npy beside it instead (pwrite,
+     * pread; removed at the end, never published). */
+    voxa_store *scratch = NULL;
+    voxa_status st = VOXA_OK;
+    if (out->kind == STORE_ZARR && out->path) {
+        char name[4400];
+        size_t len = strlen(out->path);
+        while (len > 1 && out->path[len - 1] == '/') len--;
+        snprintf(name, sizeof name, "%.*s.labels-%ld.npy", (int)len, out->path, (long)getpid());
+        st = voxa_store_create(name, p->out_dtype, nd, p->shape, NULL, &scratch);
+    }
+    voxa__store_io_init(&c.mid, scratch ? scratch : out);
     int64_t *final = NULL, ncomp = 0, total = 0, B = p->nblocks;
     size_t es = voxa_dtype_size(p->out_dtype);
     for (int d = 0; d < nd; d++) {
@@ -304,7 +320,7 @@ voxa_status voxa__stream_label(const voxa_args *a, const voxa_stream_plan *p, vo
         c.cross[d] = 1;
         for (int e = 0; e < nd; e++) c.cross[d] *= e == d ? 1 : p->shape[e];
     }
-    voxa_status st = voxa_label_structure(a, nd, c.st);
+    if (st == VOXA_OK) st = voxa_label_structure(a, nd, c.st);
     c.ibuf = calloc((size_t)W, sizeof *c.ibuf);
     c.obuf = calloc((size_t)W, sizeof *c.obuf);
     c.nlab = calloc((size_t)B, sizeof *c.nlab);
@@ -392,5 +408,7 @@ voxa_status voxa__stream_label(const voxa_args *a, const voxa_stream_plan *p, vo
     free(c.npairs);
     voxa__store_io_free(&c.in);
     voxa__store_io_free(&c.out);
+    voxa__store_io_free(&c.mid);
+    voxa_store_close(scratch);
     return st;
 }

@@ -7,7 +7,9 @@
  * Several workers each hold one block in flight: the peak is workers x that
  * (+ label's face planes), and the plan takes the most workers (up to
  * threads + 1, so one block is read or written while the others compute)
- * whose blocks stay at least half their grown size. */
+ * whose blocks stay at least half their grown size. A Zarr input's blocks
+ * start from its chunks (a block cutting a chunk decodes it twice), and
+ * there is at least one block per worker. */
 #include "stream_internal.h"
 
 #include <stdio.h>
@@ -82,6 +84,9 @@ voxa_status voxa_stream_plan_make(const voxa_args *a, voxa_store *in,
         }
         p->workers = w;
         if (p->whole) break;
+        /* a chunked input: blocks of its chunks, so no chunk is decoded twice */
+        for (int d = 0; !given && in && in->kind == STORE_ZARR && d < p->ndim; d++)
+            if (in->unit[d] > 0 && in->unit[d] < p->block[d]) p->block[d] = in->unit[d];
         for (int d = 0; !given && d < p->ndim; d++) {
             int64_t now = peak(p, per_grown, out_es, label);
             while (p->block[d] > 1 && now > limit) {
@@ -95,6 +100,10 @@ voxa_status voxa_stream_plan_make(const voxa_args *a, voxa_store *in,
                 now = next;
             }
         }
+        /* at least one block per worker */
+        for (int d = 0; !given && d < p->ndim; d++)
+            while (p->block[d] > 1 && (set_grid(p), p->nblocks < w))
+                p->block[d] = (p->block[d] + 1) / 2;
         int64_t n = 1, g = 1;
         for (int d = 0; d < p->ndim; d++) {
             int64_t e = p->block[d] + p->halo_lo[d] + p->halo_hi[d];

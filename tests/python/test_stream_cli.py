@@ -165,6 +165,7 @@ def test_zarr_in_and_out(tmp_path):
     want, n = ndi.label(m, ndi.generate_binary_structure(3, 3))
     np.testing.assert_array_equal(zarr.open_group(tmp_path / "l.zarr")["0"][:], want)
     assert r.stdout.strip() == str(n)
+    assert not list(tmp_path.glob("*labels*"))  # the raw scratch of pass 1 is gone
     r = run("morph", "close", tmp_path / "in.zarr", "-o", tmp_path / "c.zarr", "--diamond", 2,
             "--mem-limit", "1G", "--chunks", "7,50,45")
     assert r.returncode == 0, r.stderr

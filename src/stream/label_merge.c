@@ -19,8 +19,8 @@
  * Numbering: union-find keeping as root the id with the smallest first
  *   index; roots ranked by first index (scipy's raster numbering).
  * Pass 3 (blocks in parallel): read each block's local ids, write
- *   final[base[b] + id]. A Zarr output gets pass 1's ids in a raw scratch
- *   .npy beside it, so its chunks are compressed once, never decoded.
+ *   final[base[b] + id]. A Zarr output gets pass 1's ids in an unnamed raw
+ *   scratch file beside it, so its chunks are compressed once, never decoded.
  * Memory: the workers' blocks, the face planes (2 x cross-section x output
  * bytes per boundary), 16 bytes per provisional id; never the volume. */
 #include "stream_internal.h"
@@ -28,6 +28,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 /* Integer label dtypes, for the per-voxel loops (one instance per type). */
@@ -81,6 +83,8 @@ typedef struct ctx {
     const voxa_args *a;
     const voxa_stream_plan *p;
     voxa__store_io in, out, mid; /* mid: where pass 1 puts the local ids */
+    int scratch;               /* or a raw file, block b at b x block bytes */
+    int64_t block_bytes;
     voxa_array *ibuf, *obuf;   /* per worker: input block, output block */
     int64_t *nlab;             /* labels per block, then base per block */
     int64_t **first;           /* per block: first voxel of each label */
@@ -137,6 +141,44 @@ static void keep_layer(ctx *c, const voxa_array *ov, const int64_t *lo, int d, i
     copy_region(&dst, &src);
 }
 
+/* The scratch file: block b's ids, contiguous, at b x the largest block. */
+static voxa_status scratch_io(ctx *c, int64_t b, voxa_array *ov, int write) {
+    size_t n = (size_t)voxa_array_size(ov) * voxa_dtype_size(ov->dtype);
+    off_t at = (off_t)(b * c->block_bytes);
+    for (size_t done = 0; done < n;) {
+        ssize_t k = write ? pwrite(c->scratch, (char *)ov->data + done, n - done, at + (off_t)done)
+                          : pread(c->scratch, (char *)ov->data + done, n - done, at + (off_t)done);
+        VOXA_FAIL_IF(k <= 0, VOXA_EIO, "label: cannot %s the scratch file of block %lld: %s",
+                     write ? "write" : "read", (long long)b, k < 0 ? strerror(errno) : "short");
+        done += (size_t)k;
+    }
+    return VOXA_OK;
+}
+
+/* An unnamed file in the folder of `path` (nothing is left behind, even by
+ * kill -9): O_TMPFILE where the file system has it, else a name unlinked at
+ * once. -1 on failure. */
+static int scratch_open(const char *path) {
+    char dir[4400];
+    const char *slash = NULL;
+    size_t len = strlen(path);
+    while (len > 1 && path[len - 1] == '/') len--;
+    for (size_t i = 0; i < len; i++)
+        if (path[i] == '/') slash = path + i;
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) + 1 : 1, slash ? path : ".");
+    int fd = -1;
+#ifdef O_TMPFILE
+    fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+#endif
+    if (fd < 0) {
+        char name[4500];
+        snprintf(name, sizeof name, "%s/.voxa-labels-XXXXXX", dir);
+        fd = mkstemp(name);
+        if (fd >= 0) unlink(name);
+    }
+    return fd;
+}
+
 /* Pass 1: one block. */
 static voxa_status label_block(int64_t b, int w, void *arg) {
     ctx *c = arg;
@@ -188,7 +230,7 @@ static voxa_status label_block(int64_t b, int w, void *arg) {
         if (k + 1 < p->grid[d]) keep_layer(c, &ov, lo, d, shape[d] - 1, c->plane0[d] + k, 0);
     }
     voxa__stats_add(&c->stats->op, (t0 = voxa__now()) - t1);
-    voxa_status st = voxa__io_write(&c->mid, lo, &ov);
+    voxa_status st = c->scratch >= 0 ? scratch_io(c, b, &ov, 1) : voxa__io_write(&c->mid, lo, &ov);
     voxa__stats_add(&c->stats->write, voxa__now() - t0);
     return st;
 }
@@ -249,7 +291,7 @@ static voxa_status relabel_block(int64_t b, int w, void *arg) {
     int64_t lo[VOXA_MAXDIM], shape[VOXA_MAXDIM];
     voxa__block_region(p, b, lo, shape);
     voxa_array ov = voxa__shaped(&c->obuf[w], p->ndim, shape);
-    VOXA_CHECK(voxa__io_read(&c->mid, lo, &ov));
+    VOXA_CHECK(c->scratch >= 0 ? scratch_io(c, b, &ov, 0) : voxa__io_read(&c->mid, lo, &ov));
     int64_t n = voxa_array_size(&ov);
     const int64_t *f = c->final, base = c->nlab[b] - 1; /* id -> final[base + id] */
     switch (p->out_dtype) {
@@ -300,18 +342,19 @@ voxa_status voxa__stream_label(const voxa_args *a, const voxa_stream_plan *p, vo
     voxa__store_io_init(&c.in, in);
     voxa__store_io_init(&c.out, out);
     /* A compressed output (Zarr) would be encoded twice and decoded once:
-     * pass 1's local ids go to a raw scratch .npy beside it instead (pwrite,
-     * pread; removed at the end, never published). */
-    voxa_store *scratch = NULL;
+     * pass 1's local ids go to an unnamed raw scratch file beside it
+     * instead (one pwrite and one pread per block; no fsync). */
     voxa_status st = VOXA_OK;
+    c.scratch = -1;
+    c.block_bytes = (int64_t)voxa_dtype_size(p->out_dtype);
+    for (int d = 0; d < nd; d++) c.block_bytes *= p->block[d];
     if (out->kind == STORE_ZARR && out->path) {
-        char name[4400];
-        size_t len = strlen(out->path);
-        while (len > 1 && out->path[len - 1] == '/') len--;
-        snprintf(name, sizeof name, "%.*s.labels-%ld.npy", (int)len, out->path, (long)getpid());
-        st = voxa_store_create(name, p->out_dtype, nd, p->shape, NULL, &scratch);
+        c.scratch = scratch_open(out->path);
+        if (c.scratch < 0)
+            st = voxa__error(VOXA_EIO, "label: cannot create a scratch file beside '%s': %s",
+                             out->path, strerror(errno));
     }
-    voxa__store_io_init(&c.mid, scratch ? scratch : out);
+    voxa__store_io_init(&c.mid, out);
     int64_t *final = NULL, ncomp = 0, total = 0, B = p->nblocks;
     size_t es = voxa_dtype_size(p->out_dtype);
     for (int d = 0; d < nd; d++) {
@@ -409,6 +452,6 @@ voxa_status voxa__stream_label(const voxa_args *a, const voxa_stream_plan *p, vo
     voxa__store_io_free(&c.in);
     voxa__store_io_free(&c.out);
     voxa__store_io_free(&c.mid);
-    voxa_store_close(scratch);
+    if (c.scratch >= 0) close(c.scratch);
     return st;
 }

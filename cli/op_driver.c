@@ -174,6 +174,11 @@ static int parse(call *c, int argc, char **argv) {
                                   : !strcmp(key, "pyramid") ? &c->pyramid
                                   : !strcmp(key, "backend") ? &c->backend
                                                             : NULL;
+        if (!strcmp(key, "no-fsync")) { /* scratch data: skip the flush to disk */
+            if (val) return cli_error(c->cmd, CLI_USAGE, "option --no-fsync takes no value");
+            voxa_set_fsync(0);
+            continue;
+        }
         if (!strcmp(key, "dry-run")) {
             if (val) return cli_error(c->cmd, CLI_USAGE, "option --dry-run takes no value");
             c->dry_run = true;
@@ -381,6 +386,12 @@ static int run_streamed(const call *c, const voxa_args *a, voxa_store *in) {
         return report(c, CLI_FAIL);
     }
     voxa_store_close(out);
+    voxa_stream_stats S; /* VOXA_STREAM_STATS=1: where the time went (bench/bench_stream.py) */
+    voxa_stream_last_stats(&S);
+    if (getenv("VOXA_STREAM_STATS"))
+        fprintf(stderr, "stream: wall %.3f s, %d workers, read %.3f op %.3f write %.3f; label "
+                "blocks %.3f merge %.3f relabel %.3f\n", S.wall, S.workers, S.read, S.op, S.write,
+                S.label_blocks, S.label_merge, S.label_relabel);
     if (c->op->ninputs == 0) report_generated(c, a, p.ndim, p.shape, count);
     else if (c->op->flags & VOXA_OP_COUNT) printf("%lld\n", (long long)count);
     return CLI_OK;

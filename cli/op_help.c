@@ -225,6 +225,8 @@ static void block(FILE *f, const char *cmd, const voxa_op *op) {
     option_line(f, 2, "--backend B", op->gpu ? "cpu (default: VOXA_BACKEND, else cpu), opencl, "
                 "cuda or auto (a usable GPU, else cpu); GPU limits: docs/gpu.md"
                 : "cpu (default); this op has no GPU path (auto runs the cpu)");
+    option_line(f, 2, "--no-fsync", "do not flush written files to disk (scratch data; also "
+                "VOXA_NO_FSYNC=1)");
     if (op->details) fprintf(f, "\n%s", op->details);
 }
 

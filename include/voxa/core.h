@@ -113,6 +113,12 @@ VOXA_API voxa_status voxa_array_check(const voxa_array *a, const char *name);
 VOXA_API void voxa_set_threads(int n);
 VOXA_API int voxa_get_threads(void);
 
+/** Whether files voxa publishes are flushed to disk (fsync of the file and
+ *  its folder) before the rename: on by default, off when the environment
+ *  has VOXA_NO_FSYNC=1 or after voxa_set_fsync(0) (scratch data). */
+VOXA_API void voxa_set_fsync(int on);
+VOXA_API int voxa_get_fsync(void);
+
 /* ---- progress and cancellation ----------------------------------------- */
 
 /** Called from the calling thread with work done so far out of `total`.

@@ -86,6 +86,7 @@ typedef struct voxa_stream_options {
     int64_t block[VOXA_MAXDIM]; /* output block shape; 0 on an axis: chosen */
     int64_t mem_limit;          /* bytes for blocks in flight (0: 1 GiB) */
     voxa_progress progress;     /* called after each block */
+    int workers;                /* blocks in flight at once (0: chosen) */
 } voxa_stream_options;
 
 /** What a run will do (voxa_stream_plan) or did. */
@@ -101,7 +102,13 @@ typedef struct voxa_stream_plan {
                                     (a global op without a merge: edt, roi) */
     int streamed;                /* run by the op's own streamed passes (edt,
                                     fill holes, roi, paste; docs/stream.md) */
-    int64_t peak_bytes;          /* estimated working memory */
+    int workers;                 /* blocks in flight, each read, run, written
+                                    by its own thread */
+    int op_threads;              /* threads of the op inside each worker */
+    int64_t block_bytes;         /* working set of one block in flight */
+    int64_t table_bytes;         /* label: face layers and id tables */
+    int64_t peak_bytes;          /* estimated working memory:
+                                    workers x block_bytes + table_bytes */
     int64_t out_bytes;           /* size of the output */
     voxa_dtype out_dtype;
 } voxa_stream_plan;
@@ -125,6 +132,17 @@ VOXA_API void voxa_stream_chunks(const voxa_stream_plan *p, int pyramid, int64_t
  *  (may be NULL) receives the op's count. Does not commit `out`. */
 VOXA_API voxa_status voxa_stream_run(const voxa_args *a, voxa_store *in, voxa_store *out,
                                      const voxa_stream_options *o, int64_t *count);
+
+/** Where the last voxa_stream_run on this thread spent its time (seconds of
+ *  wall clock; read/op/write are summed over the workers, so with W workers
+ *  they add up to about W x the wall time). Label: pass 1 (label blocks),
+ *  merge (face pairs and numbering), pass 3 (relabel blocks). */
+typedef struct voxa_stream_stats {
+    double wall, read, op, write;
+    double label_blocks, label_merge, label_relabel;
+    int workers;
+} voxa_stream_stats;
+VOXA_API void voxa_stream_last_stats(voxa_stream_stats *s);
 
 /* ---- labelling by blocks: the steps, for schedulers (Dask) ---------------- */
 

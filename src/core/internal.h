@@ -45,6 +45,10 @@ bool voxa__mul_size(size_t n, size_t size, size_t *out);
 typedef voxa_status (*voxa__range_fn)(int64_t begin, int64_t end, int tid,
                                       void *ctx);
 
+/* Threads for the ops called from this thread only (0: the process's count);
+ * the chunk executor's workers split the threads among them this way. */
+void voxa__set_local_threads(int n);
+
 /* Number of threads a parallel loop of `n` items would use now. */
 int voxa__threads_for(int64_t n);
 

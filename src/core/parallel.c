@@ -14,6 +14,8 @@
 #endif
 
 static atomic_int requested_threads; /* 0 = default; set from any thread */
+/* A worker of the chunk executor runs its ops on its share of the threads. */
+static _Thread_local int local_threads;
 
 static int default_threads(void) {
     const char *env = getenv("VOXA_NUM_THREADS");
@@ -30,7 +32,10 @@ static int default_threads(void) {
 
 void voxa_set_threads(int n) { requested_threads = n > 0 ? n : 0; }
 
+void voxa__set_local_threads(int n) { local_threads = n > 0 ? n : 0; }
+
 int voxa_get_threads(void) {
+    if (local_threads > 0) return local_threads;
     return requested_threads > 0 ? requested_threads : default_threads();
 }
 

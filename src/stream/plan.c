@@ -3,10 +3,18 @@
  * 0 first (slabs keep the reads of C-order files long), then axis 1, ...
  * Working set of one block b grown by the halo to g:
  *     g * (in bytes + out bytes + op scratch) + b * out bytes
- * (the op runs on the grown block, and the block's part is written out). */
+ * (the op runs on the grown block, and the block's part is written out).
+ * Several workers each hold one block in flight: the peak is workers x that
+ * (+ label's face planes), and the plan takes the most workers (up to
+ * threads + 1, so one block is read or written while the others compute)
+ * whose blocks stay at least half their grown size. A Zarr input's blocks
+ * start from its chunks (a block cutting a chunk decodes it twice), and
+ * there is at least one block per worker. */
+#include "stream_internal.h"
 #include "stream_ops.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int64_t working_set(const voxa_stream_plan *p, const int64_t *b, double per_grown,
@@ -18,6 +26,23 @@ static int64_t working_set(const voxa_stream_plan *p, const int64_t *b, double p
         n *= b[d];
     }
     return (int64_t)((double)g * per_grown) + n * (int64_t)out_es;
+}
+
+static void set_grid(voxa_stream_plan *p) {
+    p->nblocks = 1;
+    for (int d = 0; d < p->ndim; d++) {
+        p->grid[d] = p->shape[d] > 0 ? (p->shape[d] + p->block[d] - 1) / p->block[d] : 0;
+        p->nblocks *= p->grid[d];
+    }
+}
+
+/* workers x one block's working set + label's tables, for p->block. */
+static int64_t peak(voxa_stream_plan *p, double per_grown, size_t out_es, int label) {
+    set_grid(p);
+    int64_t ws = working_set(p, p->block, per_grown, out_es);
+    if (!label) return p->workers * ws;
+    int64_t two = voxa__label_pass2_bytes(p);
+    return p->workers * (ws > two ? ws : two) + voxa__label_table_bytes(p);
 }
 
 voxa_status voxa_stream_plan_make(const voxa_args *a, voxa_store *in,
@@ -41,29 +66,64 @@ voxa_status voxa_stream_plan_make(const voxa_args *a, voxa_store *in,
     if (!p->whole && !label && op->ninputs > 0)
         VOXA_CHECK(voxa_op_halo(a, p->ndim, p->halo_lo, p->halo_hi));
     int64_t limit = o && o->mem_limit > 0 ? o->mem_limit : (int64_t)1 << 30;
-    /* label: block labels (int64) + the output block + the op's scratch */
-    double per_grown = label ? 8.0 + op->scratch + (double)in_es
+    /* label: the input block + the op's scratch, + the output block (below) */
+    double per_grown = label ? (double)in_es + op->scratch
                              : (double)in_es + (double)out_es + op->scratch;
-    for (int d = 0; d < p->ndim; d++) {
-        int64_t want = o ? o->block[d] : 0;
-        p->block[d] = want > 0 && want < p->shape[d] ? want : p->shape[d] > 0 ? p->shape[d] : 1;
-    }
-    if (p->whole) {
-        for (int d = 0; d < p->ndim; d++) p->block[d] = p->shape[d] > 0 ? p->shape[d] : 1;
-    } else {
-        int given = 0;
-        for (int d = 0; o && d < p->ndim; d++) given |= o->block[d] > 0;
+    int threads = voxa_get_threads();
+    const char *env = getenv("VOXA_STREAM_WORKERS"); /* a tuning knob for measurements */
+    int want = o && o->workers > 0 ? o->workers : env && atoi(env) > 0 ? atoi(env) : threads + 1;
+    if (p->whole) want = 1;
+    int given = 0;
+    for (int d = 0; o && d < p->ndim; d++) given |= o->block[d] > 0;
+    /* the most workers (up to `want`) whose blocks stay at least half as
+     * large as their grown blocks (else the halo is read and computed
+     * more than the block itself); one worker takes the whole limit */
+    for (int w = want; w >= 1; w--) {
+        for (int d = 0; d < p->ndim; d++) {
+            int64_t b = given ? o->block[d] : 0;
+            p->block[d] = b > 0 && b < p->shape[d] ? b : p->shape[d] > 0 ? p->shape[d] : 1;
+        }
+        p->workers = w;
+        if (p->whole) break;
+        /* a chunked input: blocks of its chunks, so no chunk is decoded twice */
+        for (int d = 0; !given && in && in->kind == STORE_ZARR && d < p->ndim; d++)
+            if (in->unit[d] > 0 && in->unit[d] < p->block[d]) p->block[d] = in->unit[d];
+        for (int d = 0; !given && d < p->ndim; d++) {
+            int64_t now = peak(p, per_grown, out_es, label);
+            while (p->block[d] > 1 && now > limit) {
+                int64_t was = p->block[d];
+                p->block[d] = (was + 1) / 2;
+                int64_t next = peak(p, per_grown, out_es, label);
+                if (next >= now) { /* label's face planes grow faster: stop */
+                    p->block[d] = was;
+                    break;
+                }
+                now = next;
+            }
+        }
+        /* at least one block per worker */
         for (int d = 0; !given && d < p->ndim; d++)
-            while (p->block[d] > 1 && working_set(p, p->block, per_grown, out_es) > limit)
+            while (p->block[d] > 1 && (set_grid(p), p->nblocks < w))
                 p->block[d] = (p->block[d] + 1) / 2;
+        int64_t n = 1, g = 1;
+        for (int d = 0; d < p->ndim; d++) {
+            int64_t e = p->block[d] + p->halo_lo[d] + p->halo_hi[d];
+            n *= p->block[d];
+            g *= e < p->shape[d] ? e : p->shape[d];
+        }
+        if (w == 1 || (peak(p, per_grown, out_es, label) <= limit && 2 * n >= g)) break;
     }
-    p->nblocks = 1;
-    for (int d = 0; d < p->ndim; d++) {
-        p->grid[d] = p->shape[d] > 0 ? (p->shape[d] + p->block[d] - 1) / p->block[d] : 0;
-        p->nblocks *= p->grid[d];
+    set_grid(p);
+    if (p->workers > p->nblocks) p->workers = (int)(p->nblocks > 0 ? p->nblocks : 1);
+    p->op_threads = threads / p->workers > 0 ? threads / p->workers : 1;
+    p->block_bytes = working_set(p, p->block, p->whole ? (double)in_es + op->scratch : per_grown,
+                                 out_es);
+    if (label) {
+        int64_t two = voxa__label_pass2_bytes(p);
+        if (two > p->block_bytes) p->block_bytes = two;
+        p->table_bytes = voxa__label_table_bytes(p);
     }
-    p->peak_bytes = working_set(p, p->block, p->whole ? (double)in_es + op->scratch : per_grown,
-                                out_es);
+    p->peak_bytes = p->workers * p->block_bytes + p->table_bytes;
     if (p->whole) return voxa__plan_streamed(a, in, o, limit, p); /* edt, fill, roi, paste */
     return VOXA_OK;
 }
@@ -84,17 +144,22 @@ voxa_status voxa_stream_plan_text(const voxa_stream_plan *p, char *buf, size_t n
     list(gr, sizeof gr, p->grid, p->ndim);
     list(lo, sizeof lo, p->halo_lo, p->ndim);
     list(hi, sizeof hi, p->halo_hi, p->ndim);
+    char tables[96] = "";
+    if (p->global)
+        snprintf(tables, sizeof tables, " + %.2f MiB of face planes", p->table_bytes / 1048576.0);
     snprintf(buf, n,
              "output:  %s %s, %.1f MiB\n"
              "blocks:  %s voxels, grid %s = %lld blocks\n"
              "halo:    %s before, %s after%s\n"
-             "memory:  about %.1f MiB at peak%s\n",
+             "workers: %d blocks in flight, %d op thread%s each\n"
+             "memory:  about %.2f MiB at peak = %d x %.2f MiB per block%s%s\n",
              sh, voxa_dtype_name(p->out_dtype), (double)p->out_bytes / 1048576.0, bl, gr,
              (long long)p->nblocks, lo, hi,
              p->global     ? " (global: blocks labelled, then merged across faces)"
              : p->streamed ? " (streamed passes: docs/stream.md)"
                            : "",
-             (double)p->peak_bytes / 1048576.0,
-             p->whole ? " (this op needs the whole volume in memory)" : "");
+             p->workers, p->op_threads, p->op_threads == 1 ? "" : "s",
+             (double)p->peak_bytes / 1048576.0, p->workers, (double)p->block_bytes / 1048576.0,
+             tables, p->whole ? " (this op needs the whole volume in memory)" : "");
     return VOXA_OK;
 }

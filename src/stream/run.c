@@ -2,11 +2,14 @@
  * reads the input block grown by the halo (clamped at the volume's edge),
  * runs the op on it through voxa_op_run_region (which keeps the part that
  * covers the block) and writes the block. Buffers are allocated once, at the
- * largest block, and reused. Ops that need the whole volume (edt, roi,
- * paste, fill holes) read it whole; labelling goes to label_merge.c.
- * Blocks run one after another, each op using every thread inside. */
+ * largest block, and reused. edt, roi, paste and fill holes run their own
+ * streamed passes (run_ops.c); labelling goes to label_merge.c.
+ * Several blocks are in flight at once (pool.c): the plan's workers each
+ * read, run and write a block, the op's threads split among them. */
+#include "stream_internal.h"
 #include "stream_ops.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* Block number i's output region [lo, lo + shape). */
@@ -43,46 +46,111 @@ static voxa_status run_whole(const voxa_args *a, voxa_store *in, voxa_store *out
     return st;
 }
 
+/* Local ops: each worker owns an input buffer (the largest grown block) and
+ * an output buffer (the largest block), reused for every block it takes. */
+typedef struct blocks {
+    const voxa_args *a;
+    const voxa_stream_plan *p;
+    voxa__store_io in, out;
+    int has_in;
+    voxa_array *ibuf, *obuf;   /* one per worker */
+    int64_t *counts;           /* per block (ops that count), else NULL */
+    voxa_stream_stats *stats;  /* the calling thread's */
+} blocks;
+
+static voxa_status one_block(int64_t b, int w, void *ctx) {
+    blocks *B = ctx;
+    const voxa_stream_plan *p = B->p;
+    int nd = p->ndim;
+    int64_t lo[VOXA_MAXDIM], shape[VOXA_MAXDIM], ilo[VOXA_MAXDIM], ishape[VOXA_MAXDIM];
+    voxa__block_region(p, b, lo, shape);
+    for (int d = 0; d < nd; d++) {
+        ilo[d] = lo[d] - p->halo_lo[d] > 0 ? lo[d] - p->halo_lo[d] : 0;
+        int64_t end = lo[d] + shape[d] + p->halo_hi[d];
+        ishape[d] = (end < p->shape[d] ? end : p->shape[d]) - ilo[d];
+    }
+    if (!B->counts && voxa__store_done(B->out.s, lo, shape)) return VOXA_OK; /* resumed */
+    voxa_array iv = B->has_in ? voxa__shaped(&B->ibuf[w], nd, ishape) : (voxa_array){0};
+    voxa_array ov = voxa__shaped(&B->obuf[w], nd, shape);
+    double t0 = voxa__now(), t1, t2;
+    if (B->has_in) VOXA_CHECK(voxa__io_read(&B->in, ilo, &iv));
+    t1 = voxa__now();
+    VOXA_CHECK(voxa_op_run_region(B->a, B->has_in ? &iv : NULL, ilo, &ov, lo, p->shape, NULL,
+                                  B->counts ? &B->counts[b] : NULL));
+    t2 = voxa__now();
+    voxa_status st = voxa__io_write(&B->out, lo, &ov);
+    voxa_stream_stats *S = B->stats;
+    voxa__stats_add(&S->read, t1 - t0);
+    voxa__stats_add(&S->op, t2 - t1);
+    voxa__stats_add(&S->write, voxa__now() - t2);
+    return st;
+}
+
 static voxa_status run_blocks(const voxa_args *a, voxa_store *in, voxa_store *out,
                               const voxa_stream_plan *p, const voxa_progress *progress,
                               int64_t *count) {
-    int nd = p->ndim;
+    int nd = p->ndim, W = p->workers > 0 ? p->workers : 1;
     int64_t grown[VOXA_MAXDIM];
     for (int d = 0; d < nd; d++) {
         grown[d] = p->block[d] + p->halo_lo[d] + p->halo_hi[d];
         if (grown[d] > p->shape[d]) grown[d] = p->shape[d];
     }
-    voxa_array ibuf = {0}, obuf = {0};
+    blocks B;
+    memset(&B, 0, sizeof B);
+    B.a = a;
+    B.p = p;
+    B.has_in = in != NULL;
+    B.stats = voxa__stream_stats();
+    voxa__store_io_init(&B.in, in);
+    voxa__store_io_init(&B.out, out);
     voxa_status st = VOXA_OK;
-    if (in) st = voxa_array_new(&ibuf, in->t, nd, grown);
-    if (st == VOXA_OK) st = voxa_array_new(&obuf, p->out_dtype, nd, p->block);
-    int64_t total = 0, c;
-    for (int64_t b = 0; st == VOXA_OK && b < p->nblocks; b++) {
-        int64_t lo[VOXA_MAXDIM], shape[VOXA_MAXDIM], ilo[VOXA_MAXDIM], ishape[VOXA_MAXDIM];
-        voxa__block_region(p, b, lo, shape);
-        for (int d = 0; d < nd; d++) {
-            ilo[d] = lo[d] - p->halo_lo[d] > 0 ? lo[d] - p->halo_lo[d] : 0;
-            int64_t end = lo[d] + shape[d] + p->halo_hi[d];
-            ishape[d] = (end < p->shape[d] ? end : p->shape[d]) - ilo[d];
-        }
-        voxa_array iv = in ? voxa__shaped(&ibuf, nd, ishape) : (voxa_array){0};
-        voxa_array ov = voxa__shaped(&obuf, nd, shape);
-        if (!(a->op->flags & VOXA_OP_COUNT) && voxa__store_done(out, lo, shape)) { /* resumed */
-            st = voxa__progress(progress, b + 1, p->nblocks);
-            continue;
-        }
-        if (in) st = voxa_store_read(in, ilo, &iv);
-        if (st == VOXA_OK)
-            st = voxa_op_run_region(a, in ? &iv : NULL, ilo, &ov, lo, p->shape, NULL,
-                                    count ? &c : NULL);
-        if (st == VOXA_OK) st = voxa_store_write(out, lo, &ov);
-        if (st == VOXA_OK && count && c > 0) total += c;
-        if (st == VOXA_OK) st = voxa__progress(progress, b + 1, p->nblocks);
+    B.ibuf = calloc((size_t)W, sizeof *B.ibuf);
+    B.obuf = calloc((size_t)W, sizeof *B.obuf);
+    if (!B.ibuf || !B.obuf) st = voxa__error(VOXA_ENOMEM, "stream: out of memory for %d workers", W);
+    if (st == VOXA_OK && (a->op->flags & VOXA_OP_COUNT)) {
+        B.counts = calloc((size_t)p->nblocks, sizeof *B.counts);
+        if (!B.counts) st = voxa__error(VOXA_ENOMEM, "stream: out of memory for block counts");
     }
-    if (count) *count = (a->op->flags & VOXA_OP_COUNT) ? total : -1;
-    voxa_array_free(&ibuf);
-    voxa_array_free(&obuf);
+    for (int w = 0; st == VOXA_OK && w < W; w++) {
+        if (in) st = voxa_array_new(&B.ibuf[w], in->t, nd, grown);
+        if (st == VOXA_OK) st = voxa_array_new(&B.obuf[w], p->out_dtype, nd, p->block);
+    }
+    if (st == VOXA_OK)
+        st = voxa__stream_pool(p->nblocks, W, p->op_threads, one_block, &B, progress, 0,
+                               p->nblocks);
+    if (count) {
+        int64_t total = 0;
+        for (int64_t b = 0; B.counts && b < p->nblocks; b++)
+            if (B.counts[b] > 0) total += B.counts[b];
+        *count = B.counts ? total : -1;
+    }
+    for (int w = 0; w < W && B.ibuf && B.obuf; w++) {
+        voxa_array_free(&B.ibuf[w]);
+        voxa_array_free(&B.obuf[w]);
+    }
+    free(B.ibuf);
+    free(B.obuf);
+    free(B.counts);
+    voxa__store_io_free(&B.in);
+    voxa__store_io_free(&B.out);
     return st;
+}
+
+static _Thread_local voxa_stream_stats last_stats;
+
+voxa_stream_stats *voxa__stream_stats(void) { return &last_stats; }
+
+void voxa_stream_last_stats(voxa_stream_stats *s) {
+    if (s) *s = last_stats;
+}
+
+static voxa_status dispatch(const voxa_args *a, voxa_store *in, voxa_store *out,
+                            const voxa_stream_plan *p, const voxa_progress *progress,
+                            int64_t *count) {
+    if (p->streamed) return voxa__stream_op(a, p, a->op->ninputs ? in : NULL, out, progress, count);
+    if (p->whole) return run_whole(a, a->op->ninputs ? in : NULL, out, p, progress, count);
+    if (p->global) return voxa__stream_label(a, p, in, out, progress, count);
+    return run_blocks(a, a->op->ninputs ? in : NULL, out, p, progress, count);
 }
 
 voxa_status voxa_stream_run(const voxa_args *a, voxa_store *in, voxa_store *out,
@@ -103,8 +171,10 @@ voxa_status voxa_stream_run(const voxa_args *a, voxa_store *in, voxa_store *out,
     if (in && in->ndim == out->ndim && voxa_store_spacing(in, sp) == VOXA_OK)
         VOXA_CHECK(voxa_store_set_spacing(out, sp)); /* OME scale carried over */
     voxa_clear_error();
-    if (p.streamed) return voxa__stream_op(a, &p, a->op->ninputs ? in : NULL, out, progress, count);
-    if (p.whole) return run_whole(a, a->op->ninputs ? in : NULL, out, &p, progress, count);
-    if (p.global) return voxa__stream_label(a, &p, in, out, progress, count);
-    return run_blocks(a, a->op->ninputs ? in : NULL, out, &p, progress, count);
+    memset(&last_stats, 0, sizeof last_stats);
+    last_stats.workers = p.workers;
+    double t0 = voxa__now();
+    voxa_status st = dispatch(a, in, out, &p, progress, count);
+    last_stats.wall = voxa__now() - t0;
+    return st;
 }

@@ -164,7 +164,7 @@ voxa_status voxa__store_npy_write(voxa_store *s, const int64_t *lo, const voxa_a
 }
 
 voxa_status voxa__store_npy_commit(voxa_store *s) {
-    VOXA_FAIL_IF(fsync(s->fd) != 0, VOXA_EIO, "cannot flush '%s': %s", s->path, strerror(errno));
+    VOXA_FAIL_IF(voxa_get_fsync() && fsync(s->fd) != 0, VOXA_EIO, "cannot flush '%s': %s", s->path, strerror(errno));
     VOXA_FAIL_IF(rename(s->tmp, s->path) != 0, VOXA_EIO, "cannot rename the output to '%s': %s",
                  s->path, strerror(errno));
     /* The rename itself is durable once the folder is flushed. */
@@ -172,7 +172,7 @@ voxa_status voxa__store_npy_commit(voxa_store *s) {
     const char *slash = strrchr(s->path, '/');
     snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - s->path) + 1 : 1, slash ? s->path : ".");
     int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd >= 0) {
+    if (dfd >= 0 && voxa_get_fsync()) {
         fsync(dfd);
         close(dfd);
     }

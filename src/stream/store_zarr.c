@@ -91,6 +91,7 @@ void voxa__store_zarr_options(const voxa_store *s, const int64_t *chunks, voxa_z
     o->format = format_of(s);
     o->codec = VOXA_ZARR_ZSTD;
     o->level = 1;
+    o->fsync = voxa_get_fsync(); /* every chunk file flushed before its rename */
     for (int d = 0; chunks && d < s->ndim; d++) o->chunks[d] = chunks[d];
     if (s->ome) o->dimension_names = zyx + 3 - s->ndim;
 }
@@ -142,7 +143,7 @@ voxa_status voxa__store_zarr_commit(voxa_store *s) {
     VOXA_CHECK(voxa__store_pyramid(s));
     return voxa_zarr_write_ome_metadata(s->path, format_of(s), s->ndim,
                                         s->has_spacing ? s->spacing : NULL, NULL,
-                                        1 + s->opts.pyramid, 1);
+                                        1 + s->opts.pyramid, voxa_get_fsync());
 }
 
 static int rm_entry(const char *p, const struct stat *sb, int flag, struct FTW *ftw) {

@@ -28,18 +28,25 @@ static void compare(const voxa_args *a, voxa_array *in, const int64_t *block, co
     CHECK_OK(voxa_array_new(&whole, t, nd, shape));
     CHECK_OK(voxa_array_new(&blocks, t, nd, shape));
     CHECK_OK(voxa_op_run(a, in, &whole, NULL, &n1));
-    voxa_store *si = NULL, *so = NULL;
-    if (in) CHECK_OK(voxa_store_wrap(in, &si));
-    CHECK_OK(voxa_store_wrap(&blocks, &so));
-    voxa_stream_options o;
-    memset(&o, 0, sizeof o);
-    memcpy(o.block, block, sizeof(int64_t) * (size_t)nd);
-    CHECK_OK(voxa_stream_run(a, si, so, &o, &n2));
-    int ok = same(&whole, &blocks) && n1 == n2;
-    if (!ok) fprintf(stderr, "  %s: differs (counts %lld, %lld)\n", what, (long long)n1, (long long)n2);
-    CHECK(ok);
-    voxa_store_close(si);
-    voxa_store_close(so);
+    /* one block at a time, and several in flight (any worker takes any block) */
+    for (int w = 1; w <= 5; w += 2) {
+        voxa_store *si = NULL, *so = NULL;
+        if (in) CHECK_OK(voxa_store_wrap(in, &si));
+        memset(blocks.data, 0xA5, (size_t)voxa_array_size(&blocks) * voxa_dtype_size(t));
+        CHECK_OK(voxa_store_wrap(&blocks, &so));
+        voxa_stream_options o;
+        memset(&o, 0, sizeof o);
+        memcpy(o.block, block, sizeof(int64_t) * (size_t)nd);
+        o.workers = w;
+        CHECK_OK(voxa_stream_run(a, si, so, &o, &n2));
+        int ok = same(&whole, &blocks) && n1 == n2;
+        if (!ok)
+            fprintf(stderr, "  %s, %d workers: differs (counts %lld, %lld)\n", what, w,
+                    (long long)n1, (long long)n2);
+        CHECK(ok);
+        voxa_store_close(si);
+        voxa_store_close(so);
+    }
     voxa_array_free(&whole);
     voxa_array_free(&blocks);
 }
@@ -58,8 +65,10 @@ static void test_label_blocks(void) {
                 char cs[4];
                 snprintf(cs, sizeof cs, "%d", conn);
                 CHECK_OK(voxa_args_parse(&a, "connectivity", cs));
-                CHECK_OK(voxa_args_parse(&a, "dtype", "int64"));
-                for (int b = 0; b < 4; b++) compare(&a, &in, blocks[b], "label");
+                /* every label dtype: the per-voxel loops are instantiated per type */
+                const char *dt = (const char *[]){"int64", "int32", "uint16"}[dens];
+                CHECK_OK(voxa_args_parse(&a, "dtype", dt));
+                for (int b = 0; b < 4; b++) compare(&a, &in, blocks[b], dt);
                 voxa_args_free(&a);
                 voxa_array_free(&in);
             }
@@ -94,6 +103,49 @@ static void test_label_spiral(void) {
     for (int b = 0; b < 3; b++) compare(&a, &in, blocks[b], "structure");
     voxa_args_free(&a);
     voxa_array_free(&in);
+}
+
+static int cancel_after_two(int64_t done, int64_t total, void *user) {
+    (void)total;
+    (void)user;
+    return done < 2;
+}
+
+/* With blocks in flight, a failing run reports the lowest failing block's
+ * error whatever the timing, and a cancel stops it. */
+static void test_pool_errors(void) {
+    int64_t shape[2] = {1040, 520};
+    voxa_array in, out;
+    CHECK_OK(voxa_array_new(&in, VOXA_U8, 2, shape));
+    CHECK_OK(voxa_array_new(&out, VOXA_U16, 2, shape));
+    uint8_t *m = in.data;
+    for (int64_t i = 0; i < 1040; i++)
+        for (int64_t j = 0; j < 520; j++) m[i * 520 + j] = i % 2 == 0 && j % 2 == 0;
+    voxa_args a;
+    CHECK_OK(voxa_args_init(&a, voxa_op_find("label")));
+    CHECK_OK(voxa_args_parse(&a, "dtype", "uint16"));
+    char first[1024] = "";
+    for (int w = 1; w <= 3; w += 2) { /* 67600 labels per block: every block fails */
+        voxa_store *si, *so;
+        CHECK_OK(voxa_store_wrap(&in, &si));
+        CHECK_OK(voxa_store_wrap(&out, &so));
+        voxa_stream_options o;
+        memset(&o, 0, sizeof o);
+        o.block[0] = 520, o.block[1] = 520;
+        o.workers = w;
+        CHECK(voxa_stream_run(&a, si, so, &o, NULL) != VOXA_OK);
+        if (w == 1) snprintf(first, sizeof first, "%s", voxa_last_error());
+        else CHECK(!strcmp(first, voxa_last_error()));
+        CHECK(!strncmp(first, "block 0 of 2: ", 14));
+        o.block[0] = 8;
+        o.progress = (voxa_progress){cancel_after_two, NULL};
+        CHECK_STATUS(voxa_stream_run(&a, si, so, &o, NULL), VOXA_ECANCELLED);
+        voxa_store_close(si);
+        voxa_store_close(so);
+    }
+    voxa_args_free(&a);
+    voxa_array_free(&in);
+    voxa_array_free(&out);
 }
 
 static void test_local_blocks(void) {
@@ -241,6 +293,7 @@ int main(void) {
     RUN(test_label_blocks);
     RUN(test_label_spiral);
     RUN(test_local_blocks);
+    RUN(test_pool_errors);
     RUN(test_plan_memory);
     RUN(test_npy_store);
     VTEST_END();

@@ -239,12 +239,14 @@ voxa_status voxa__route_run(voxa_op_ctx *ctx) {
                      &t, &g));
     if (fits(&l, t, g)) {
         st = op->gpu->run(ctx, b);
-    } else if ((op->flags & VOXA_OP_LOCAL) && (!ctx->in || (op->flags & VOXA_OP_SAME_SHAPE))) {
+    } else if ((op->flags & VOXA_OP_LOCAL) && !(op->flags & VOXA_OP_HALO_APPROX) &&
+               (!ctx->in || (op->flags & VOXA_OP_SAME_SHAPE))) {
         st = gpu_tiles(ctx, b, &l);
-    } else {
+    } else { /* global ops, and RL (tiles with its halo would change the result) */
         st = voxa__error(VOXA_EUNSUPPORTED, "%s: backend '%s': needs %lld bytes of device "
                          "memory (largest buffer %lld) but the device takes %lld (%lld per "
-                         "buffer), and a global op is not tiled: use the cpu backend",
+                         "buffer), and this op is not tiled in memory (global, or tiles would "
+                         "change its result): use --mem-limit or the cpu backend",
                          op->name, voxa_backend_name(b), (long long)t, (long long)g,
                          (long long)l.total, (long long)l.largest);
     }

@@ -36,9 +36,9 @@ and no task is serial over chunks. Labels and count equal
 """
 import numpy as np
 
-import dask
 import dask.array as da
 from dask.base import tokenize
+from dask.highlevelgraph import HighLevelGraph
 
 from .. import _voxa
 from ..measure import label as _label_np
@@ -93,7 +93,7 @@ def _faces(chunk, lo, hi, whole):
         for side, at, inside in ((0, 0, lo[d] > 0), (1, lab.shape[d] - 1, hi[d] < whole[d])):
             if inside:
                 out[(d, side)] = table[np.take(lab, at, axis=d)]
-    return out
+    return (_E, _E), out
 
 
 # ---- up the tree: unite across seams ---------------------------------------------------------
@@ -145,8 +145,9 @@ def _unite(a, b):
     return uids[moved], rep[moved]
 
 
-def _merge(fa, fb, d, st):
-    """Up-sweep node: children's faces -> (seam map, own open faces)."""
+def _merge(a, b, d, st):
+    """Up-sweep node: children's (seam map, faces) -> (seam map, own open faces)."""
+    fa, fb = a[1], b[1]
     keys, vals = _unite(*_seam_pairs(fa[(d, 1)], fb[(d, 0)], st, d))
     out = {}
     for (e, side) in set(fa) | set(fb):
@@ -169,11 +170,11 @@ def _face_ids(faces):
 
 # ---- down the tree: final ids ----------------------------------------------------------------
 
-def _down(faces, seam, parent):
+def _down(child, node, parent):
     """Final id of every id on a child's faces: through the parent's seam map,
     then the parent's own final table. Returns (changed ids, their final ids,
     every final id on the faces)."""
-    u = _face_ids(faces)
+    seam, u = node[0], _face_ids(child[1])
     u = u[u != 0]
     final = _lookup(parent[0], parent[1], _lookup(seam[0], seam[1], u))
     moved = final != u
@@ -223,14 +224,20 @@ def _number(chunk, down, offsets, lo, cshape, whole):
     return num, (ids[owner][on_face], num[1:][owner][on_face])
 
 
-def _up2(a, b, facekeys):
+def _second(pair):
+    return pair[1]
+
+
+def _up2(a, b, down):
+    facekeys = down[2]
     keys = np.concatenate([a[0], b[0]])
     vals = np.concatenate([a[1], b[1]])
     order = np.argsort(keys)
     return _restrict(keys[order], vals[order], facekeys)
 
 
-def _down2(parent, sibling, facekeys):
+def _down2(parent, sibling, down):
+    facekeys = down[2]
     keys = np.concatenate([parent[0], sibling[0]])
     vals = np.concatenate([parent[1], sibling[1]])
     keys, vals = _restrict(keys, vals, facekeys)
@@ -263,16 +270,6 @@ def _split(lo, hi):
     return d, (lo[d] + hi[d]) // 2
 
 
-def _assemble(parts, grid):
-    """da.block of arrays listed in raster order of the block grid."""
-    def nest(flat, dims):
-        if len(dims) == 1:
-            return list(flat)
-        step = len(flat) // dims[0]
-        return [nest(flat[i * step:(i + 1) * step], dims[1:]) for i in range(dims[0])]
-    return da.block(nest(parts, list(grid)))
-
-
 def _excl_scan(h, axis):
     return da.cumsum(h, axis=axis, method="blelloch") - h
 
@@ -295,98 +292,91 @@ def label(input, structure=None, connectivity=1, output=None):
         lab = da.zeros(x.shape, dtype=dtype, chunks=x.chunks)
         return lab, da.from_array(np.array(0, np.int64))
     tok = tokenize(x, st, dtype)
-    whole = tuple(int(s) for s in x.shape)
+    whole = [int(s) for s in x.shape]
     begin = [np.concatenate([[0], np.cumsum(c)[:-1]]).astype(np.int64) for c in x.chunks]
-    blocks = x.to_delayed()
     grid = x.numblocks
+
+    def name(step):
+        return f"voxa-label-{step}-{tok}"
 
     def box(idx):
         lo = [int(begin[d][idx[d]]) for d in range(nd)]
         return lo, [lo[d] + x.chunks[d][idx[d]] for d in range(nd)]
 
-    def key(step, *parts):
-        return f"voxa-label-{step}-{tok}-" + "-".join(map(str, parts))
-
-    delayed = dask.delayed(pure=True)
-    chunk, faces = {}, {}
+    # one raw graph (two layers): tuple tasks keep building it O(chunks)
+    g1 = {}
     for idx in np.ndindex(*grid):
         lo, hi = box(idx)
-        chunk[idx] = delayed(_chunk)(blocks[idx], st, lo, whole, dask_key_name=key("chunk", *idx))
-        faces[idx] = delayed(_faces)(chunk[idx], lo, hi, whole, dask_key_name=key("face", *idx))
+        g1[(name("chunk"),) + idx] = (_chunk, (x.name,) + idx, st, lo, whole)
+        g1[(name("face"),) + idx] = (_faces, (name("chunk"),) + idx, lo, hi, whole)
 
-    # the tree of chunk groups: node = (lo, hi) in chunk indices
-    up, seam, children = {}, {}, {}
+    up, children, leaf = {}, {}, {}  # tree node id -> key of its (seam, faces)
 
     def build(lo, hi):
-        node = (tuple(lo), tuple(hi))
+        me = len(up)
         cut = _split(lo, hi)
         if cut is None:
-            up[node] = faces[tuple(lo)]
-            return node
+            up[me] = (name("face"),) + tuple(lo)
+            leaf[tuple(lo)] = me
+            return me
+        up[me] = None
         d, mid = cut
         a = build(lo, [mid if e == d else hi[e] for e in range(nd)])
         b = build([mid if e == d else lo[e] for e in range(nd)], hi)
-        res = delayed(_merge, nout=2)(up[a], up[b], d, st, dask_key_name=key("merge", *lo, *hi))
-        seam[node], up[node] = res[0], res[1]
-        children[node] = (a, b)
-        return node
+        up[me] = (name("merge"), me)
+        g1[up[me]] = (_merge, up[a], up[b], d, st)
+        children[me] = (a, b)
+        return me
 
     root = build([0] * nd, list(grid))
-    down = {root: delayed(_root_down)(dask_key_name=key("down", "root"))}
+    down = {root: (name("down"), root)}
+    g1[down[root]] = (_root_down,)
     order = [root]
     for node in order:  # parents before children
         for c in children.get(node, ()):
-            down[c] = delayed(_down)(up[c], seam[node], down[node],
-                                     dask_key_name=key("down", *c[0], *c[1]))
+            down[c] = (name("down"), c)
+            g1[down[c]] = (_down, up[c], up[node], down[node])
             order.append(c)
-
-    # owners per row, offsets by parallel prefix sums, numbers
-    counts = []
-    for idx in np.ndindex(*grid):
+    for idx in np.ndindex(*grid):  # owners per row of each chunk
         lo, hi = box(idx)
-        cs = [h - l for l, h in zip(lo, hi)]
-        leaf = (idx, tuple(i + 1 for i in idx))
-        part = delayed(_row_counts)(chunk[idx], down[leaf], lo, cs, whole,
-                                    dask_key_name=key("count", *idx))
-        counts.append(da.from_delayed(part, shape=tuple(cs[:-1]) + (1,), dtype=np.int64))
-    h = _assemble(counts, grid)
+        g1[(name("count"),) + idx] = (_row_counts, (name("chunk"),) + idx, down[leaf[idx]], lo,
+                                      [h - l for l, h in zip(lo, hi)], whole)
+    h = da.Array(HighLevelGraph.from_collections(name("count"), g1, dependencies=[x]),
+                 name("count"), chunks=tuple(x.chunks[:-1]) + ((1,) * grid[-1],),
+                 dtype=np.int64, meta=np.empty((0,) * nd, np.int64))
+    # exclusive prefix sums in raster order of (rows..., chunk along the last axis)
     offsets = _excl_scan(h, nd - 1)
     for d in range(nd - 1):
         s = h.sum(axis=tuple(range(d + 1, nd)))
         offsets = offsets + _excl_scan(s, d)[(Ellipsis,) + (None,) * (nd - 1 - d)]
     offsets = offsets.rechunk(h.chunks)
-    off_blocks = offsets.to_delayed()
-    n = h.sum()
 
-    numbered, up2 = {}, {}
+    g2 = {}
+    up2 = {}
     for idx in np.ndindex(*grid):
         lo, hi = box(idx)
-        cs = [h_ - l for l, h_ in zip(lo, hi)]
-        leaf = (idx, tuple(i + 1 for i in idx))
-        numbered[idx] = delayed(_number, nout=2)(chunk[idx], down[leaf], off_blocks[idx], lo, cs,
-                                                 whole, dask_key_name=key("number", *idx))
-        up2[leaf] = numbered[idx][1]
+        num = (name("number"),) + idx
+        g2[num] = (_number, (name("chunk"),) + idx, down[leaf[idx]], (offsets.name,) + idx, lo,
+                   [h_ - l for l, h_ in zip(lo, hi)], whole)
+        up2[leaf[idx]] = (name("up2"), leaf[idx])
+        g2[up2[leaf[idx]]] = (_second, num)
     for node in reversed(order):  # children before parents
         if node in children and node != root:
             a, b = children[node]
-            up2[node] = delayed(_up2)(up2[a], up2[b], down[node][2],
-                                      dask_key_name=key("up2", *node[0], *node[1]))
-    down2 = {root: (_E, _E)}
+            up2[node] = (name("up2"), node)
+            g2[up2[node]] = (_up2, up2[a], up2[b], down[node])
+    down2 = {root: (name("down2"), root)}
+    g2[down2[root]] = (_root_down,)
     for node in order:
-        if node in children:
-            a, b = children[node]
-            for c, sib in ((a, b), (b, a)):
-                down2[c] = delayed(_down2)(down2[node], up2[sib], down[c][2],
-                                           dask_key_name=key("down2", *c[0], *c[1]))
-    parts = []
+        for c, sib in zip(children.get(node, ()), reversed(children.get(node, ()))):
+            down2[c] = (name("down2"), c)
+            g2[down2[c]] = (_down2, down2[node], up2[sib], down[c])
     for idx in np.ndindex(*grid):
-        lo, hi = box(idx)
-        leaf = (idx, tuple(i + 1 for i in idx))
-        r = delayed(_relabel)(chunk[idx], down[leaf], numbered[idx], down2[leaf], dtype,
-                              dask_key_name=key("relabel", *idx))
-        parts.append(da.from_delayed(r, shape=tuple(h_ - l for l, h_ in zip(lo, hi)),
-                                     dtype=dtype, meta=np.empty((0,) * nd, dtype)))
-    labels = _assemble(parts, grid)
+        g2[(name("relabel"),) + idx] = (_relabel, (name("chunk"),) + idx, down[leaf[idx]],
+                                        (name("number"),) + idx, down2[leaf[idx]], dtype)
+    labels = da.Array(HighLevelGraph.from_collections(name("relabel"), g2, dependencies=[offsets]),
+                      name("relabel"), chunks=x.chunks, dtype=dtype,
+                      meta=np.empty((0,) * nd, dtype))
     if scalar:
         labels = labels.reshape(())
-    return labels, n
+    return labels, h.sum()

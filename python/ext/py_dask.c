@@ -89,28 +89,33 @@ PyObject *vx_py_dask_firsts(PyObject *self, PyObject *args, PyObject *kw) {
     return PyErr_Occurred() ? NULL : Py_NewRef(Py_None);
 }
 
-#define GATHER(T)                                                                                \
+/* out[i] = table[labels[i]], checked as it goes: -1 if a label is outside
+ * the table (out is then partly written). */
+#define GATHER(T, L)                                                                             \
     do {                                                                                         \
         const T *t = table->data;                                                                \
+        const L *l = lab->data;                                                                  \
         T *o = out->data;                                                                        \
-        if (lab->dtype == VOXA_I32)                                                              \
-            for (int64_t i = 0; i < m; i++) o[i] = t[((const int32_t *)lab->data)[i]];           \
-        else                                                                                     \
-            for (int64_t i = 0; i < m; i++) o[i] = t[((const int64_t *)lab->data)[i]];           \
+        for (int64_t i = 0; i < m; i++) {                                                        \
+            if ((uint64_t)l[i] >= (uint64_t)nt) return -1;                                       \
+            o[i] = t[l[i]];                                                                      \
+        }                                                                                        \
     } while (0)
 
-/* out[i] = table[labels[i]]; -1 if a label is outside the table. */
+#define GATHER_ANY(L)                                                                            \
+    switch (voxa_dtype_size(table->dtype)) {                                                     \
+    case 1: GATHER(uint8_t, L); break;                                                           \
+    case 2: GATHER(uint16_t, L); break;                                                          \
+    case 4: GATHER(uint32_t, L); break;                                                          \
+    default: GATHER(uint64_t, L); break;                                                         \
+    }
+
 static int gather(const voxa_array *lab, const voxa_array *table, voxa_array *out) {
     int64_t m = voxa_array_size(lab), nt = voxa_array_size(table);
-    for (int64_t i = 0; i < m; i++) { /* checked first: a bad table never reads out of bounds */
-        int64_t v = label_at(lab, i);
-        if (v < 0 || v >= nt) return -1;
-    }
-    switch (voxa_dtype_size(table->dtype)) {
-    case 1: GATHER(uint8_t); break;
-    case 2: GATHER(uint16_t); break;
-    case 4: GATHER(uint32_t); break;
-    default: GATHER(uint64_t); break;
+    if (lab->dtype == VOXA_I32) {
+        GATHER_ANY(int32_t)
+    } else {
+        GATHER_ANY(int64_t)
     }
     return 0;
 }

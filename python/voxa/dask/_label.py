@@ -85,14 +85,17 @@ def _chunk(block, st, origin, whole):
 
 
 def _faces(chunk, lo, hi, whole):
-    """{(axis, side): ids on that face of the chunk} for faces with a neighbour."""
+    """(empty seam map, {(axis, side): (ids on that face, its distinct ids)})
+    for the chunk's faces that have a neighbour."""
     lab, ids = chunk
     table = np.concatenate([[0], ids])
     out = {}
     for d in range(lab.ndim):
         for side, at, inside in ((0, 0, lo[d] > 0), (1, lab.shape[d] - 1, hi[d] < whole[d])):
             if inside:
-                out[(d, side)] = table[np.take(lab, at, axis=d)]
+                loc = np.take(lab, at, axis=d)
+                present = np.flatnonzero(np.bincount(loc.ravel(), minlength=ids.size + 1)[1:])
+                out[(d, side)] = (table[loc], ids[present])
     return (_E, _E), out
 
 
@@ -145,27 +148,37 @@ def _unite(a, b):
     return uids[moved], rep[moved]
 
 
+def _remap(keys, vals, face):
+    """A face (ids, distinct ids) through a seam map; untouched faces are kept."""
+    arr, u = face
+    if keys.size == 0 or not np.isin(u, keys).any():
+        return face
+    return _lookup(keys, vals, arr), np.unique(_lookup(keys, vals, u))
+
+
 def _merge(a, b, d, st):
     """Up-sweep node: children's (seam map, faces) -> (seam map, own open faces)."""
     fa, fb = a[1], b[1]
-    keys, vals = _unite(*_seam_pairs(fa[(d, 1)], fb[(d, 0)], st, d))
+    keys, vals = _unite(*_seam_pairs(fa[(d, 1)][0], fb[(d, 0)][0], st, d))
     out = {}
     for (e, side) in set(fa) | set(fb):
         if e == d:  # the box's own ends on the seam's axis
             src = fa if side == 0 else fb
             if (d, side) in src:
-                out[(d, side)] = _lookup(keys, vals, src[(d, side)])
+                out[(d, side)] = _remap(keys, vals, src[(d, side)])
             continue
         ax = d if d < e else d - 1
-        out[(e, side)] = _lookup(keys, vals, np.concatenate([fa[(e, side)], fb[(e, side)]],
-                                                            axis=ax))
+        (pa, ua), (pb, ub) = fa[(e, side)], fb[(e, side)]
+        out[(e, side)] = _remap(keys, vals, (np.concatenate([pa, pb], axis=ax),
+                                             np.concatenate([ua, ub])))
     return (keys, vals), out
 
 
 def _face_ids(faces):
+    """Distinct ids on the faces (no background)."""
     if not faces:
         return _E
-    return np.unique(np.concatenate([f.ravel() for f in faces.values()]))
+    return np.unique(np.concatenate([u for _, u in faces.values()]))
 
 
 # ---- down the tree: final ids ----------------------------------------------------------------
@@ -175,7 +188,6 @@ def _down(child, node, parent):
     then the parent's own final table. Returns (changed ids, their final ids,
     every final id on the faces)."""
     seam, u = node[0], _face_ids(child[1])
-    u = u[u != 0]
     final = _lookup(parent[0], parent[1], _lookup(seam[0], seam[1], u))
     moved = final != u
     return u[moved], final[moved], np.unique(final)

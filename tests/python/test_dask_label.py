@@ -108,3 +108,10 @@ def test_bad_input():
     out = np.empty(3, np.uint16)
     _voxa.dask_relabel(np.array([2, 0, 1], np.int64), np.array([0, 7, 9], np.uint16), out)
     assert out.tolist() == [9, 0, 7]
+
+
+def test_output_too_narrow():
+    m = np.indices((40, 40)).sum(0) % 2 == 0  # 800 components
+    lab, n = vd.label(da.from_array(m, chunks=(10, 13)), output=np.uint8)
+    with pytest.raises(RuntimeError, match="bit-depth"):
+        lab.compute()

@@ -40,7 +40,7 @@ import dask.array as da
 from dask.base import tokenize
 from dask.highlevelgraph import HighLevelGraph
 
-from .. import _voxa
+from .. import _ndsupport as _nds, _voxa
 from ..measure import label as _label_np
 
 _E = np.empty(0, np.int64)
@@ -267,6 +267,11 @@ def _relabel(chunk, down, numbered, down2, dtype):
         vals = np.concatenate([down2[1], mine[1]])
         order = np.argsort(keys)
         num[at + 1] = _lookup(keys[order], vals[order], down[1])
+    top = int(num.max(initial=0))
+    if top > np.iinfo(dtype).max:  # as voxa.label: never wrap around
+        raise _nds.BitDepthError(f"label: label {top} does not fit the output dtype {dtype} "
+                                 f"(max {np.iinfo(dtype).max}); use a wider dtype such as int32 "
+                                 "or int64 (insufficient bit-depth in requested output type)")
     out = np.empty(lab.shape, dtype)
     _voxa.dask_relabel(lab, np.ascontiguousarray(num.astype(dtype, copy=False)), out)
     return out

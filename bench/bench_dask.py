@@ -8,8 +8,11 @@ voxa in memory and voxa.dask run interleaved (common.interleave); the ratio is
 the median of the per-round ratios (min-max). dask-image takes tens of seconds
 per call, so it runs once (its time is that one call). Results are checked:
 voxa.dask labels == voxa.label == scipy numbering, openings equal; dask-image's
-label count equals (its numbering differs). --quick: (64, 256, 256) in
-(32, 128, 128), RL on (64, 256, 256) in (32, 128, 128), fewer rounds."""
+label count equals (its numbering differs). Two more label rows give the
+floor of any Dask route: a compute() that only fills and assembles an int32
+array of that shape, and per-chunk voxa labels without the merge.
+--quick: (64, 256, 256) in (32, 128, 128), RL on (64, 256, 256) in
+(32, 128, 128), fewer rounds; --no-peer skips dask-image, --no-rl the RL row."""
 import os
 import statistics
 import sys
@@ -35,6 +38,14 @@ rl_rounds = 2 if quick else 1  # a full-size RL call takes minutes on 2 shared c
 load_before = loadavg()
 mask = blob_mask(shape)
 x = da.from_array(mask, chunks=chunks)
+
+
+def _ones(block):
+    return np.ones(block.shape, np.int32)
+
+
+def _local(block):
+    return voxa.label(block)[0]
 
 
 def once(fn):
@@ -63,12 +74,16 @@ got, gn = dask.compute(*vd.label(x), scheduler="threads")
 assert int(gn) == wn and np.array_equal(got, want), "voxa.dask label differs"
 del got
 t = interleave([("mem", lambda: voxa.label(mask)),
-                ("dask", lambda: dask.compute(*vd.label(x), scheduler="threads"))],
-               rounds=rounds, warmup=0)
+                ("dask", lambda: dask.compute(*vd.label(x), scheduler="threads")),
+                ("floor", lambda: x.map_blocks(_ones, dtype=np.int32).compute(scheduler="threads")),
+                ("local", lambda: x.map_blocks(_local, dtype=np.int32).compute(scheduler="threads"))],
+               rounds=rounds, warmup=1)
 try:
     import dask_image.ndmeasure as dim_measure
     import dask_image.ndmorph as dim_morph
 except ImportError:
+    dim_measure = dim_morph = None
+if "--no-peer" in sys.argv:
     dim_measure = dim_morph = None
 peer = None
 if dim_measure is not None:
@@ -76,6 +91,8 @@ if dim_measure is not None:
     assert int(pn) == wn, "dask-image's label count differs"
     del plab
 rows.append(row("label", t["mem"], t["dask"], peer))
+rows.append(row("(floor: compute() of an int32 array, no work)", t["mem"], t["floor"]))
+rows.append(row("(per-chunk labels only, no merge)", t["mem"], t["local"]))
 del want
 
 # ---- opening, ball of radius 5
@@ -93,14 +110,17 @@ rows.append(row("opening ball r=5", t["mem"], t["dask"], peer))
 del ref, mask, x
 
 # ---- Richardson-Lucy, 10 iterations, PSF 32^3
-rng = np.random.default_rng(2)
-img = (rng.random(rl_shape, dtype=np.float32) * 100).astype(np.float32)
-psf = voxa.gaussian_psf((32, 32, 32), (3.0, 2.0, 2.0))
-xi = da.from_array(img, chunks=rl_chunks)
-t = interleave([("mem", lambda: voxa.richardson_lucy(img, psf, 10)),
-                ("dask", lambda: vd.richardson_lucy(xi, psf, 10).compute(scheduler="threads"))],
-               rounds=rl_rounds, warmup=0)
-rows.append(row(f"RL 10 it, PSF 32^3, {rl_shape} in {rl_chunks}", t["mem"], t["dask"]))
+if "--no-rl" in sys.argv:
+    rl_shape = None
+if rl_shape is not None:
+    rng = np.random.default_rng(2)
+    img = (rng.random(rl_shape, dtype=np.float32) * 100).astype(np.float32)
+    psf = voxa.gaussian_psf((32, 32, 32), (3.0, 2.0, 2.0))
+    xi = da.from_array(img, chunks=rl_chunks)
+    t = interleave([("mem", lambda: voxa.richardson_lucy(img, psf, 10)),
+                    ("dask", lambda: vd.richardson_lucy(xi, psf, 10).compute(scheduler="threads"))],
+                   rounds=rl_rounds, warmup=0)
+    rows.append(row(f"RL 10 it, PSF 32^3, {rl_shape} in {rl_chunks}", t["mem"], t["dask"]))
 
 print(f"## voxa.dask ({shape} blob mask, ~40 % set, chunks "
       f"{chunks}; threaded scheduler)\n")
@@ -108,5 +128,5 @@ print("| workload | voxa in memory | voxa.dask | voxa.dask / in memory | dask-im
       "dask-image / voxa.dask |")
 print("|---|---|---|---|---|---|")
 print("\n".join(rows))
-print(f"\nmedian (min-max) of {rounds} interleaved rounds ({rl_rounds} for RL); "
+print(f"\nmedian (min-max) of {rounds} interleaved rounds after one warm-up ({rl_rounds} for RL); "
       f"dask-image: one call. Load average before: {load_before}; after: {loadavg()}.\n")

@@ -10,7 +10,7 @@ import dask  # noqa: E402
 import voxa  # noqa: E402
 import voxa.dask as vd  # noqa: E402
 
-CHUNKS = [(7, 10, 13), (1, 41, 37), (30, 5, 1), (30, 41, 37)]
+CHUNKS = [(7, 10, 13), (1, 41, 37), (30, 14, 1), (30, 41, 37)]
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,10 @@ opens it at the right scale).
 --scale multiplies every axis (1.0 is the write-up's 8 GB volume); the sample
 is blurred blobs on a background, made chunk by chunk, so nothing holds the
 whole volume. With --workers N a distributed.LocalCluster of N processes runs
-it; its dashboard shows the voxa-deconvolve-* tasks.
+it; its dashboard shows the voxa-deconvolve-* tasks. With --scheduler ADDRESS
+it joins a running cluster instead (a dask-jobqueue or dask-kubernetes
+scheduler, see docs/dask.md); the Zarr paths must then be on storage every
+worker sees.
 """
 import argparse
 import time
@@ -39,12 +42,16 @@ def main():
     ap.add_argument("--scale", type=float, default=0.05)
     ap.add_argument("--iterations", type=int, default=100)
     ap.add_argument("--workers", type=int, default=0)
+    ap.add_argument("--scheduler", default=None, help="address of a running Dask scheduler")
     ap.add_argument("--out", default="w2_out.zarr")
     args = ap.parse_args()
     shape = tuple(max(8, int(round(s * args.scale))) for s in (950, 2048, 2048))
     chunks = tuple(max(4, int(round(c * args.scale))) for c in (190, 512, 512))
     client = None
-    if args.workers:
+    if args.scheduler:
+        from distributed import Client
+        client = Client(args.scheduler)
+    elif args.workers:
         from distributed import Client, LocalCluster
         client = Client(LocalCluster(n_workers=args.workers, threads_per_worker=1,
                                      processes=True))

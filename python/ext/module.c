@@ -36,6 +36,8 @@
     X(label_face_pairs, "label_face_pairs(ids, axis, region_lo, own_lo, own_hi, structure) -> "  \
                         "bytes of int64 (a, b) pairs joined across a face")                      \
     X(label_resolve, "label_resolve(first, pairs, final) -> n: scipy numbering of block ids")   \
+    X(dask_firsts, "dask_firsts(labels, n, origin, whole, first): voxa.dask chunk helper")    \
+    X(dask_relabel, "dask_relabel(labels, table, out): out = table[labels] (voxa.dask)")       \
     X(measure, "measure(labels, intensity=None, spacing=None) -> (n, label, num_pixels, area, " \
                "centroid, bbox, mean, min, max, sum, centroid_weighted) as bytes")              \
     X(preview, "preview(image, labels, spacing=None, point=None, lo_pct=0, hi_pct=0, "         \

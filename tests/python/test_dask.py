@@ -10,7 +10,7 @@ import dask  # noqa: E402
 import voxa  # noqa: E402
 import voxa.dask as vd  # noqa: E402
 
-CHUNKS = [(7, 10, 13), (1, 41, 37), (30, 5, 1), (30, 41, 37)]
+CHUNKS = [(7, 10, 13), (1, 41, 37), (30, 14, 1), (30, 41, 37)]
 
 
 @pytest.fixture(scope="module")
@@ -77,6 +77,16 @@ def test_morphology(mask, op):
                dict(structure=ndi.generate_binary_structure(3, 2), iterations=3)):
         got = getattr(vd, op)(x, **kw).compute()
         np.testing.assert_array_equal(got, getattr(voxa, op)(mask, **kw))
+    part = mask[:12, :15, :14]
+    small = da.from_array(part, chunks=(2, 3, 4))  # chunks smaller than the halo
+    for kw in (dict(ball=3, border_value=1), dict(diamond=2, iterations=2)):
+        np.testing.assert_array_equal(getattr(vd, op)(small, **kw).compute(),
+                                      getattr(voxa, op)(part, **kw))
+        scipy_fn = getattr(ndi, op)
+        if "ball" not in kw:
+            st = ndi.iterate_structure(ndi.generate_binary_structure(3, 1), kw["diamond"])
+            np.testing.assert_array_equal(getattr(vd, op)(small, **kw).compute(),
+                                          scipy_fn(part, st, iterations=kw["iterations"]))
     with pytest.raises(NotImplementedError, match="iterations"):
         getattr(vd, op)(x, iterations=0)
 
@@ -146,6 +156,27 @@ def test_distributed_processes(mask):
         assert int(gn) == wn
         o = client.compute(vd.binary_opening(da.from_array(mask, chunks=10), ball=2), sync=True)
         np.testing.assert_array_equal(o, voxa.binary_opening(mask, ball=2))
+        # every other function on the processes too, odd chunkings
+        x = da.from_array(mask, chunks=(16, 21, 19))
+        np.testing.assert_array_equal(client.compute(vd.binary_fill_holes(x), sync=True),
+                                      ndi.binary_fill_holes(mask))
+        np.testing.assert_allclose(client.compute(vd.distance_transform_edt(x, max_distance=2.5),
+                                                  sync=True),
+                                   np.minimum(ndi.distance_transform_edt(mask), 2.5), rtol=1e-12)
+        pts = np.random.default_rng(7).random((20, 3)) * [30, 41, 37]
+        np.testing.assert_array_equal(
+            client.compute(vd.balls((30, 41, 37), pts, 3.0, owner=True, chunks=(16, 21, 19)),
+                           sync=True), voxa.balls((30, 41, 37), pts, 3.0, owner=True))
+        c = np.random.default_rng(8).integers(-3, 35, (25, 3))
+        np.testing.assert_array_equal(
+            client.compute(vd.extract_patches(x, c, (4, 5, 6), mode="reflect"), sync=True),
+            voxa.extract_patches(mask, c, (4, 5, 6), mode="reflect"))
+        img = ndi.gaussian_filter(mask.astype(np.float32) * 100, 1.0)
+        psf = np.ones((3, 3, 3), np.float32) / 27
+        rl = client.compute(vd.richardson_lucy(da.from_array(img, chunks=(10, 21, 37)), psf, 3,
+                                               boundary="zero", halo="exact"), sync=True)
+        want = voxa.richardson_lucy(img, psf, 3, boundary="zero")
+        assert np.abs(rl - want).max() <= 1e-4 * np.abs(want).max()
 
 
 def test_w2_example_runs(tmp_path):

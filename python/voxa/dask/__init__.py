@@ -7,15 +7,11 @@ Import it explicitly (``import voxa.dask``); it needs ``dask[array]`` (and
   ``map_overlap``: the depth is the halo the op's descriptor declares
   (``voxa._voxa.op_halo``), and ``boundary='none'`` leaves the volume's edge
   unpadded, so the op's own border rule acts there and only there.
-- ``label`` runs the chunk executor's steps as tasks: each chunk labelled alone
-  (``voxa-label-chunk``), ids made global by an exclusive prefix sum of the
-  chunks' counts, the pairs of ids joined across every face
-  (``voxa-label-face``), one numbering task (``voxa-label-merge``: union-find
-  whose roots keep their component's first voxel, sorted in raster order) and
-  a relabel per chunk (``voxa-label-relabel``). Labels and count equal
-  ``scipy.ndimage.label``. The graph has O(chunks x ndim) tasks; no task holds
-  the volume; the merge task holds the label tables (24 bytes per provisional
-  label) and the face pairs.
+- ``label`` (``_label.py``) is a tree reduction over the chunk grid: chunks
+  labelled alone, ids joined across faces up a tree of chunk groups, final ids
+  sent back down, owners numbered by parallel prefix sums in scipy's raster
+  order, one C relabel per chunk. Labels and count equal ``scipy.ndimage.label``;
+  no task holds the volume or more than a group's faces.
 - ``binary_fill_holes`` is exact by blocks too: the background's components
   (``label`` of the complement with the structure) that do not touch the
   volume's edge are the holes.
@@ -37,14 +33,14 @@ import dask
 import dask.array as da
 from dask.base import tokenize
 
-from . import _voxa
-from .measure import label as _label_np
-from .morphology import (_element, _element_args, binary_closing as _close_np,
+from .. import _voxa
+from ..morphology import (_element, _element_args, binary_closing as _close_np,
                          binary_dilation as _dilate_np, binary_erosion as _erode_np,
                          binary_opening as _open_np, distance_transform_edt as _edt_np)
-from .points import _points_array, balls as _balls_np
-from .restoration import richardson_lucy as _rl_np
-from .roi import _int_coords, _sizes, extract_patches as _extract_np
+from ..points import _points_array, balls as _balls_np
+from ..restoration import richardson_lucy as _rl_np
+from ..roi import _int_coords, _sizes, extract_patches as _extract_np
+from ._label import _structure, label
 
 __all__ = ["label", "binary_dilation", "binary_erosion", "binary_opening", "binary_closing",
            "binary_fill_holes", "distance_transform_edt", "richardson_lucy", "balls",
@@ -178,128 +174,6 @@ def balls(shape, points, radius, spacing=None, owner=False, chunks="auto"):
                          out_dtype=dtype, dtype=dtype, chunks=template.chunks, meta=np.empty((0,) * len(shape), dtype),
                          name="voxa-balls-" + tokenize(shape, pts, radius, spacing, owner,
                                                         template.chunks))
-
-
-# ---- labelling -------------------------------------------------------------------------
-
-def _structure(structure, connectivity, ndim):
-    from scipy.ndimage import generate_binary_structure
-    if structure is None:
-        return np.ascontiguousarray(generate_binary_structure(ndim, int(connectivity)), np.uint8)
-    s = np.asarray(structure)
-    if s.shape != (3,) * ndim:
-        raise ValueError(f"label: structure has shape {s.shape}, expected {(3,) * ndim}")
-    if not np.array_equal(s != 0, (s != 0)[(slice(None, None, -1),) * ndim]):
-        raise ValueError("label: structure must be centrosymmetric")
-    return np.ascontiguousarray(s != 0, np.uint8)
-
-
-def _label_chunk(block, st):
-    return _label_np(block, structure=st, output=np.int64)[0]
-
-
-def _count(lab):
-    return np.array(lab.max(initial=0), np.int64).reshape((1,) * lab.ndim)
-
-
-def _exclusive_cumsum(counts):
-    flat = counts.ravel()
-    starts = np.concatenate([[0], np.cumsum(flat)[:-1]]).astype(np.int64)
-    return starts.reshape(counts.shape)
-
-
-def _shift(lab, start):
-    return np.where(lab > 0, lab + start.ravel()[0], 0)
-
-
-def _first(lab, origin, whole):
-    n = int(lab.max(initial=0))
-    first = np.empty(n, np.int64)
-    _voxa.label_first(np.ascontiguousarray(lab), n, origin, whole, first)
-    return first
-
-
-def _block_faces(ghosted, lo, hi, shape, st):
-    """Pairs joined across the block's upper faces: on each axis with a next
-    block, the block's last layer and the ghost layer after it (one voxel
-    wider on the other axes, from the ghost)."""
-    nd = ghosted.ndim
-    glo = [max(lo[d] - 1, 0) for d in range(nd)]
-    out = []
-    for d in range(nd):
-        if hi[d] >= shape[d]:
-            continue
-        sl = tuple(slice(hi[e] - 1 - glo[e], hi[e] + 1 - glo[e]) if e == d else slice(None)
-                   for e in range(nd))
-        rlo = [hi[e] - 1 if e == d else glo[e] for e in range(nd)]
-        raw = _voxa.label_face_pairs(np.ascontiguousarray(ghosted[sl], np.int64), d, rlo, lo, hi,
-                                     st)
-        out.append(np.frombuffer(raw, np.int64).reshape(-1, 2))
-    return np.concatenate(out) if out else np.empty((0, 2), np.int64)
-
-
-def _merge(firsts, pairs):
-    first = np.ascontiguousarray(np.concatenate(firsts) if firsts else np.empty(0, np.int64))
-    p = np.ascontiguousarray(np.concatenate(pairs) if pairs else np.empty((0, 2), np.int64))
-    final = np.empty(first.size, np.int64)
-    n = _voxa.label_resolve(first, p, final)
-    return np.concatenate([[0], final]), n
-
-
-def _relabel(glob, table, dtype):
-    return table[0][glob].astype(dtype, copy=False)
-
-
-def _ncomp(table):
-    return table[1]
-
-
-def label(input, structure=None, connectivity=1, output=None):
-    """``voxa.label`` / ``scipy.ndimage.label`` of a dask array, lazily:
-    returns ``(labels, n)`` with labels a dask array (int32 unless ``output``
-    names another integer dtype) and n a 0-d dask array. Exactly scipy's labels
-    and count, for any chunking and connectivity."""
-    x = da.asarray(input)
-    nd = x.ndim
-    dtype = np.dtype(np.int32 if output is None else output)
-    if dtype.kind not in "iu":
-        raise ValueError(f"label: output dtype {dtype} is not an integer dtype")
-    if nd == 0:
-        x = x.reshape(1)
-    st = _structure(structure, connectivity, x.ndim)
-    nd = x.ndim
-    tok = tokenize(x, st, dtype)
-    local = x.map_blocks(_label_chunk, st, dtype=np.int64, name="voxa-label-chunk-" + tok)
-    counts = local.map_blocks(_count, dtype=np.int64, chunks=tuple((1,) * n for n in x.numblocks),
-                              name="voxa-label-count-" + tok)
-    starts = counts.rechunk(-1).map_blocks(_exclusive_cumsum, dtype=np.int64,
-                                           name="voxa-label-offsets-" + tok)
-    starts = starts.rechunk((1,) * nd)
-    glob = da.map_blocks(_shift, local, starts, dtype=np.int64, name="voxa-label-global-" + tok)
-    begin = _starts(x.chunks)
-    shape = x.shape
-    local_blocks = local.to_delayed()
-    # every block with a one-voxel ghost of its neighbours' global ids
-    # (diagonal ones included; none beyond the volume's edge)
-    ghost = da.overlap.overlap(glob, depth={d: 1 for d in range(nd)}, boundary="none")
-    ghost_blocks = ghost.to_delayed()
-    firsts, pairs = [], []
-    for idx in np.ndindex(*x.numblocks):
-        lo = [int(begin[d][idx[d]]) for d in range(nd)]
-        hi = [lo[d] + x.chunks[d][idx[d]] for d in range(nd)]
-        firsts.append(dask.delayed(_first, pure=True)(
-            local_blocks[idx], lo, shape, dask_key_name=f"voxa-label-first-{tok}-{idx}"))
-        if any(hi[d] < shape[d] for d in range(nd)):
-            pairs.append(dask.delayed(_block_faces, pure=True)(
-                ghost_blocks[idx], lo, hi, shape, st,
-                dask_key_name=f"voxa-label-face-{tok}-{idx}"))
-    table = dask.delayed(_merge, pure=True)(firsts, pairs, dask_key_name="voxa-label-merge-" + tok)
-    n = da.from_delayed(dask.delayed(_ncomp, pure=True)(table), shape=(), dtype=np.int64)
-    labels = glob.map_blocks(_relabel, table, dtype, dtype=dtype, meta=np.empty((0,) * nd, dtype),
-                             name="voxa-label-relabel-" + tok)
-    if input is not None and np.ndim(input) == 0:
-        labels = labels.reshape(())
-    return labels, n
 
 
 # ---- fill holes, edt ------------------------------------------------------------------

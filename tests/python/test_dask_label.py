@@ -1,0 +1,117 @@
+"""voxa.dask.label's tree reduction on adversarial inputs: one component
+through every chunk, checkerboards (every voxel its own label on faces),
+components whose first voxel lies in a later chunk than most of their voxels,
+1-D to 4-D, odd grids (1 x n chunks, chunks of one voxel), every output dtype;
+labels and count equal scipy's, and the per-chunk steps refuse bad input."""
+import numpy as np
+import pytest
+from scipy import ndimage as ndi
+
+da = pytest.importorskip("dask.array")
+import dask  # noqa: E402
+
+import voxa.dask as vd  # noqa: E402
+from voxa import _voxa  # noqa: E402
+
+
+def check(mask, chunks, structure=None, output=None, **kw):
+    lab, n = vd.label(da.from_array(mask, chunks=chunks), structure=structure, output=output,
+                      **kw)
+    if structure is None:
+        structure = ndi.generate_binary_structure(mask.ndim, kw.get("connectivity", 1))
+    want, wn = ndi.label(mask, structure)
+    got, gn = dask.compute(lab, n, scheduler="threads")
+    assert int(gn) == wn
+    np.testing.assert_array_equal(got, want)
+    assert got.dtype == np.dtype(np.int32 if output is None else output)
+
+
+def serpentine(shape):
+    """One path visiting every row of every plane: crosses every chunk boundary."""
+    m = np.zeros(shape, bool)
+    for z in range(0, shape[0], 2):
+        m[z, ::2, :] = True
+        for y in range(0, shape[1] - 2, 2):
+            m[z, y + 1, -1 if (y // 2) % 2 == 0 else 0] = True
+        if z + 2 < shape[0]:
+            m[z + 1, shape[1] - 1 - (shape[1] - 1) % 2, 0] = True
+    return m
+
+
+def test_one_component_through_every_chunk():
+    m = serpentine((9, 13, 11))
+    assert ndi.label(m)[1] == 1
+    for chunks in [(2, 3, 4), (1, 13, 1), (9, 1, 11), (3, 5, 2)]:
+        check(m, chunks)
+
+
+def test_checkerboards_and_full():
+    idx = np.indices((10, 12, 14)).sum(0)
+    for conn in (1, 2, 3):
+        check(idx % 2 == 0, (3, 5, 4), connectivity=conn)
+        check(idx % 3 == 0, (4, 4, 5), connectivity=conn)
+    check(np.ones((10, 12, 14), bool), (3, 5, 4))
+    check(np.zeros((10, 12, 14), bool), (3, 5, 4))
+
+
+def test_first_voxel_in_a_late_chunk():
+    # a U whose arms start in the last chunks along x and meet at the bottom:
+    # most of it lies in earlier chunks of the grid than its first voxel
+    m = np.zeros((4, 20, 20), bool)
+    m[:, 2:, 17] = True
+    m[:, 18, 1:18] = True
+    m[:, 1:19, 1] = True
+    m[0, 0, 5] = True  # a separate earlier component
+    for chunks in [(2, 5, 5), (1, 19, 3), (4, 20, 1)]:
+        check(m, chunks)
+
+
+@pytest.mark.parametrize("shape,chunks", [((50,), (7,)), ((31, 45), (4, 9)),
+                                          ((7, 8, 9, 10), (3, 4, 5, 3)), ((1, 1, 40), (1, 1, 6))])
+def test_dimensions(shape, chunks):
+    rng = np.random.default_rng(len(shape))
+    m = rng.random(shape) < 0.55
+    check(m, chunks)
+    check(m, chunks, connectivity=len(shape))
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.uint32, np.int64, np.uint64])
+def test_output_dtypes(dtype):
+    m = np.random.default_rng(9).random((8, 9, 10)) < 0.3
+    assert ndi.label(m)[1] < 128
+    check(m, (3, 4, 6), output=dtype)
+
+
+def test_one_voxel_chunks():
+    m = np.random.default_rng(10).random((5, 6, 7)) < 0.5
+    check(m, (1, 1, 1), connectivity=3)
+
+
+def test_bad_input():
+    with pytest.raises(ValueError, match="integer"):
+        vd.label(da.zeros((4, 4), bool, chunks=2), output=np.float32)
+    with pytest.raises(ValueError, match="structure"):
+        vd.label(da.zeros((4, 4), bool, chunks=2), structure=np.ones((3, 3, 3)))
+    with pytest.raises(ValueError, match="centrosymmetric"):
+        vd.label(da.zeros((4, 4), bool, chunks=2), structure=[[1, 1, 0], [0, 1, 0], [0, 0, 0]])
+    lab = np.array([[0, 2], [1, 0]], np.int32)  # not in raster order
+    with pytest.raises(ValueError, match="raster order"):
+        _voxa.dask_firsts(lab, 2, [0, 0], [2, 2], np.empty(2, np.int64))
+    with pytest.raises(ValueError, match="expected"):
+        _voxa.dask_firsts(lab.astype(np.float32), 2, [0, 0], [2, 2], np.empty(2, np.int64))
+    with pytest.raises(ValueError, match="outside the table"):
+        _voxa.dask_relabel(np.array([0, 3], np.int32), np.arange(3, dtype=np.int32),
+                           np.empty(2, np.int32))
+    with pytest.raises(ValueError, match="table's dtype"):
+        _voxa.dask_relabel(np.array([0, 1], np.int32), np.arange(3, dtype=np.int64),
+                           np.empty(2, np.int32))
+    out = np.empty(3, np.uint16)
+    _voxa.dask_relabel(np.array([2, 0, 1], np.int64), np.array([0, 7, 9], np.uint16), out)
+    assert out.tolist() == [9, 0, 7]
+
+
+def test_output_too_narrow():
+    m = np.indices((40, 40)).sum(0) % 2 == 0  # 800 components
+    lab, n = vd.label(da.from_array(m, chunks=(10, 13)), output=np.uint8)
+    with pytest.raises(RuntimeError, match="bit-depth"):
+        lab.compute()

@@ -370,7 +370,7 @@ static int run_streamed(const call *c, const voxa_args *a, voxa_store *in) {
         return CLI_OK;
     }
     if (p.peak_bytes > o.mem_limit)
-        return cli_error(c->cmd, CLI_FAIL, "--mem-limit %s: the plan needs about %.1f MiB%s",
+        return cli_error(c->cmd, CLI_FAIL, "--mem-limit %s: the plan needs about %.3g MiB%s",
                          c->mem_limit, (double)p.peak_bytes / 1048576.0,
                          p.whole ? " (this op reads the whole volume)" : " with these --chunks");
     o.progress = (voxa_progress){cli_progress, (void *)cli_op_word(c->op)};

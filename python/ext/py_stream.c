@@ -192,14 +192,16 @@ static int stream_options(PyObject *kw, stream_opts *o) {
 }
 
 static PyObject *plan_dict(const voxa_stream_plan *p) {
-    return Py_BuildValue("{s:s,s:N,s:N,s:N,s:L,s:N,s:N,s:O,s:O,s:L,s:L}", "dtype",
+    return Py_BuildValue("{s:s,s:N,s:N,s:N,s:L,s:N,s:N,s:O,s:O,s:O,s:L,s:L,s:i}", "dtype",
                          voxa_dtype_name(p->out_dtype), "shape", vx_shape(p->ndim, p->shape),
                          "block", vx_shape(p->ndim, p->block), "grid",
                          vx_shape(p->ndim, p->grid), "nblocks", (long long)p->nblocks,
                          "halo_lo", vx_shape(p->ndim, p->halo_lo), "halo_hi",
                          vx_shape(p->ndim, p->halo_hi), "global", p->global ? Py_True : Py_False,
-                         "whole", p->whole ? Py_True : Py_False, "peak_bytes",
-                         (long long)p->peak_bytes, "out_bytes", (long long)p->out_bytes);
+                         "whole", p->whole && !p->streamed ? Py_True : Py_False, "streamed",
+                         p->streamed ? Py_True : Py_False, "peak_bytes",
+                         (long long)p->peak_bytes, "out_bytes", (long long)p->out_bytes, "workers",
+                         p->workers);
 }
 
 /* Open the input, plan; with run, create the output, run and commit. */
@@ -252,7 +254,7 @@ static PyObject *stream(PyObject *args, PyObject *kw, const char *fname, int run
                      o.nchunks, p.ndim);
     } else if (too_big) {
         char msg[256];
-        snprintf(msg, sizeof msg, "%s: mem_limit %lld bytes: the plan needs about %.1f MiB%s",
+        snprintf(msg, sizeof msg, "%s: mem_limit %lld bytes: the plan needs about %.3g MiB%s",
                  fname, (long long)o.mem_limit, (double)p.peak_bytes / 1048576.0,
                  p.whole ? " (this op reads the whole volume)" : " with these chunks");
         PyErr_SetString(PyExc_MemoryError, msg);

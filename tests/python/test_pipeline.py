@@ -186,7 +186,7 @@ def test_kill_then_resume(sample):
     np.save(sample / "big.npy", big > np.quantile(big, 0.5))
     recipe = write(sample, """\
         [pipeline]
-        mem_limit = "600K"
+        mem_limit = "1M"
         [inputs]
         big = "big.npy"
         [[step]]
@@ -343,11 +343,11 @@ def test_usage_and_failures(sample):
         m = "two.npy"
         [[step]]
         name = "e"
-        op = "edt"
+        op = "label"
         input = "m"
         """)
     r = run("pipeline", recipe)
-    assert r.returncode == 1 and "step 'e' (edt)" in r.stderr, r.stderr
+    assert r.returncode == 1 and "step 'e' (label)" in r.stderr, r.stderr
     log = json.loads((sample / "out" / "run.json").read_text())
     assert log["status"] == "failed" and log["steps"][0]["state"] == "failed"
     assert "mem_limit" in log["steps"][0]["error"]

@@ -154,3 +154,16 @@ voxa_progress vx_progress_bridge(vx_progress *pp) {
     voxa_progress p = {progress_cb, pp};
     return p;
 }
+
+int vx_int64s(PyObject *seq_o, int ndim, int64_t *v, const char *name) {
+    PyObject *seq = PySequence_Fast(seq_o, name);
+    if (!seq) return -1;
+    int ok = PySequence_Fast_GET_SIZE(seq) == ndim;
+    for (int d = 0; ok && d < ndim; d++) {
+        v[d] = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(seq, d));
+        ok = !(v[d] == -1 && PyErr_Occurred());
+    }
+    Py_DECREF(seq);
+    if (!ok && !PyErr_Occurred()) PyErr_Format(PyExc_ValueError, "%s: expected %d ints", name, ndim);
+    return ok ? 0 : -1;
+}

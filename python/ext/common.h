@@ -45,6 +45,9 @@ int vx_path(vx_bufs *b, PyObject *obj, const char **path);
 
 /* A tuple of ndim Python ints (a shape, a halo), or NULL with an exception. */
 PyObject *vx_shape(int ndim, const int64_t *shape);
+/* A sequence of ndim ints into v: 0, or -1 with an exception (ValueError
+ * naming `name` when the length is wrong). */
+int vx_int64s(PyObject *seq_o, int ndim, int64_t *v, const char *name);
 
 /* Raise the Python exception that matches `s`, with voxa_last_error(). */
 PyObject *vx_raise(voxa_status s);

@@ -10,19 +10,6 @@
 
 #include <string.h>
 
-/* A sequence of ndim ints into v; 0 or -1 with an exception. */
-static int ints(PyObject *seq_o, int ndim, int64_t *v, const char *name) {
-    PyObject *seq = PySequence_Fast(seq_o, name);
-    if (!seq) return -1;
-    int ok = PySequence_Fast_GET_SIZE(seq) == ndim;
-    for (int d = 0; ok && d < ndim; d++) {
-        v[d] = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(seq, d));
-        ok = !(v[d] == -1 && PyErr_Occurred());
-    }
-    Py_DECREF(seq);
-    if (!ok && !PyErr_Occurred()) PyErr_Format(PyExc_ValueError, "%s: expected %d ints", name, ndim);
-    return ok ? 0 : -1;
-}
 
 static int labels_ok(const voxa_array *a) {
     if ((a->dtype == VOXA_I32 || a->dtype == VOXA_I64) && voxa_array_is_c_contiguous(a)) return 1;
@@ -73,7 +60,8 @@ PyObject *vx_py_dask_firsts(PyObject *self, PyObject *args, PyObject *kw) {
     int64_t origin[VOXA_MAXDIM], whole[VOXA_MAXDIM];
     if (vx_array(&b, lab_o, 0, "labels", &lab) == 0 && labels_ok(&lab) &&
         vx_array(&b, first_o, 1, "first", &first) == 0 &&
-        ints(origin_o, lab.ndim, origin, "origin") == 0 && ints(whole_o, lab.ndim, whole, "whole") == 0) {
+        vx_int64s(origin_o, lab.ndim, origin, "origin") == 0 &&
+        vx_int64s(whole_o, lab.ndim, whole, "whole") == 0) {
         if (n < 0 || first.dtype != VOXA_I64 || voxa_array_size(&first) != n ||
             !voxa_array_is_c_contiguous(&first)) {
             PyErr_SetString(PyExc_ValueError, "first: expected n contiguous int64 values");

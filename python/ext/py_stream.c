@@ -22,19 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A sequence of ndim ints into v; 0 or -1 with an exception. */
-static int int64s(PyObject *seq_o, int ndim, int64_t *v, const char *name) {
-    PyObject *seq = PySequence_Fast(seq_o, name);
-    if (!seq) return -1;
-    int ok = PySequence_Fast_GET_SIZE(seq) == ndim;
-    for (int d = 0; ok && d < ndim; d++) {
-        v[d] = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(seq, d));
-        ok = !(v[d] == -1 && PyErr_Occurred());
-    }
-    Py_DECREF(seq);
-    if (!ok && !PyErr_Occurred()) PyErr_Format(PyExc_ValueError, "%s: expected %d ints", name, ndim);
-    return ok ? 0 : -1;
-}
 
 PyObject *vx_py_label_first(PyObject *self, PyObject *args, PyObject *kw) {
     static char *kwlist[] = {"ids", "n", "origin", "whole", "first", NULL};
@@ -47,8 +34,8 @@ PyObject *vx_py_label_first(PyObject *self, PyObject *args, PyObject *kw) {
     voxa_array ids, first;
     int64_t origin[VOXA_MAXDIM], whole[VOXA_MAXDIM];
     if (vx_array(&b, ids_o, 0, "ids", &ids) == 0 && vx_array(&b, first_o, 1, "first", &first) == 0 &&
-        int64s(origin_o, ids.ndim, origin, "origin") == 0 &&
-        int64s(whole_o, ids.ndim, whole, "whole") == 0) {
+        vx_int64s(origin_o, ids.ndim, origin, "origin") == 0 &&
+        vx_int64s(whole_o, ids.ndim, whole, "whole") == 0) {
         voxa_status s = VOXA_OK;
         if (first.dtype != VOXA_I64 || voxa_array_size(&first) < n ||
             !voxa_array_is_c_contiguous(&first))
@@ -76,8 +63,9 @@ PyObject *vx_py_label_face_pairs(PyObject *self, PyObject *args, PyObject *kw) {
     int64_t rlo[VOXA_MAXDIM], lo[VOXA_MAXDIM], hi[VOXA_MAXDIM], *pairs = NULL, np = 0;
     PyObject *ret = NULL;
     if (vx_array(&b, ids_o, 0, "ids", &ids) == 0 && vx_array(&b, st_o, 0, "structure", &st) == 0 &&
-        int64s(rlo_o, ids.ndim, rlo, "region_lo") == 0 && int64s(lo_o, ids.ndim, lo, "own_lo") == 0 &&
-        int64s(hi_o, ids.ndim, hi, "own_hi") == 0) {
+        vx_int64s(rlo_o, ids.ndim, rlo, "region_lo") == 0 &&
+        vx_int64s(lo_o, ids.ndim, lo, "own_lo") == 0 &&
+        vx_int64s(hi_o, ids.ndim, hi, "own_hi") == 0) {
         int64_t want = 1;
         for (int d = 0; d < ids.ndim; d++) want *= 3;
         if (st.dtype != VOXA_U8 || voxa_array_size(&st) != want || !voxa_array_is_c_contiguous(&st)) {

@@ -145,10 +145,7 @@ static voxa_status first_rows(int64_t lo, int64_t hi, int tid, void *vc) {
     return VOXA_OK;
 }
 
-/* Lower envelope of the parabolas (q, g[q]) (plus height-0 sentinels at -1
- * and n when border) read at p = 0..n-1 into f. Parabolas above cap or
- * infinite are left out. */
-static void envelope(const double *g, int64_t n, double s2, int border, double cap,
+void voxa__sqdt_envelope(const double *g, int64_t n, double s2, int border, double cap,
                      double *f, int64_t *v, double *gv, double *z) {
     int64_t k = -1;
     int64_t qlo = border ? -1 : 0, qhi = border ? n : n - 1;
@@ -199,7 +196,7 @@ static voxa_status slow_lines(int64_t lo, int64_t hi, int tid, void *vc) {
         for (int64_t q = 0; q < n; q++)
             for (int64_t j = 0; j < w; j++) g[j * n + q] = load(c, base + q * inner + j);
         for (int64_t j = 0; j < w; j++) {
-            envelope(g + j * n, n, c->s2, p->border, c->cap, f, v, gv, z);
+            voxa__sqdt_envelope(g + j * n, n, c->s2, p->border, c->cap, f, v, gv, z);
             if (c->final)
                 for (int64_t q = 0; q < n; q++) emit(p, base + q * inner + j, f[q]);
             else

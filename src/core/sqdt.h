@@ -43,4 +43,12 @@ size_t voxa__sqdt_scratch_bytes(const voxa__sqdt *p);
  * (other spacing), none when the output is f64. */
 voxa_status voxa__sqdt_run(const voxa__sqdt *p);
 
+/* One line: the lower envelope of the parabolas (q, g[q]) (plus height-0
+ * sentinels at -1 and n when border) read at 0..n-1 into f. Parabolas above
+ * cap or infinite are left out. Scratch v, gv, z: n + 2 entries each. The
+ * passes of voxa__sqdt_run call it; so do streamed runs, to get the same
+ * values bit for bit. */
+void voxa__sqdt_envelope(const double *g, int64_t n, double s2, int border, double cap,
+                         double *f, int64_t *v, double *gv, double *z);
+
 #endif

@@ -16,9 +16,8 @@
  *           whole-volume run; city block and chessboard: the op itself on
  *           the slice, int32), write g to a scratch .npy store;
  *   pass B  pencils spanning axis 0 whole (Z x block[1] x ... ): read g,
- *           run the 1-D pass along axis 0 on every column (Euclidean: the
- *           lower envelope of parabolas written exactly as sqdt.c's, so the
- *           same parabola wins; city block: two scans; chessboard: the
+ *           run the 1-D pass along axis 0 on every column (Euclidean:
+ *           sqdt.c's own lower envelope, so the same parabola wins; city block: two scans; chessboard: the
  *           nearest q with max(g(q), |z - q|) minimal, searched outwards
  *           from z and stopped at the best value found), write the output.
  * The scratch store is removed on success and on failure (it is a created
@@ -194,41 +193,6 @@ typedef struct col_ctx {
     size_t per;
 } col_ctx;
 
-/* The lower envelope of parabolas (q, g[q]) read at 0..n-1 into f: sqdt.c's
- * envelope without border or cap, written the same way so that the same
- * parabola wins and the same value comes out. */
-static void envelope(const double *g, int64_t n, double s2, double *f, int64_t *v, double *gv,
-                     double *z) {
-    int64_t k = -1;
-    for (int64_t q = 0; q <= n - 1; q++) {
-        double gq = g[q];
-        if (gq == INFINITY) continue;
-        double hq = gq + s2 * (double)q * (double)q;
-        double s = -INFINITY;
-        while (k >= 0) {
-            double hk = gv[k] + s2 * (double)v[k] * (double)v[k];
-            s = (hq - hk) / (2.0 * s2 * (double)(q - v[k]));
-            if (s <= z[k]) k--;
-            else break;
-        }
-        if (k < 0) s = -INFINITY;
-        k++;
-        v[k] = q;
-        gv[k] = gq;
-        z[k] = s;
-    }
-    if (k < 0) {
-        for (int64_t x = 0; x < n; x++) f[x] = INFINITY;
-        return;
-    }
-    int64_t j = 0;
-    for (int64_t x = 0; x < n; x++) {
-        while (j < k && z[j + 1] <= (double)x) j++;
-        double d = (double)(x - v[j]);
-        f[x] = gv[j] + s2 * d * d;
-    }
-}
-
 /* Output value of a squared distance, as voxa_edt writes it. */
 static void put_d2(void *out, voxa_dtype t, int64_t i, double d2, int squared) {
     double v = squared ? d2 : sqrt(d2);
@@ -272,7 +236,7 @@ static voxa_status columns(int64_t lo, int64_t hi, int tid, void *vc) {
         if (j->metric == EUCLIDEAN) {
             const double *src = c->g;
             for (int64_t q = 0; q < n; q++) g[q] = src[q * m + col];
-            envelope(g, n, s2, f, v, gv, z);
+            voxa__sqdt_envelope(g, n, s2, 0, INFINITY, f, v, gv, z);
             for (int64_t x = 0; x < n; x++) put_d2(c->out, j->out_t, x * m + col, f[x], j->squared);
             continue;
         }

@@ -75,32 +75,6 @@ voxa_status voxa__rl_gpu_bytes_for(int ndim, const int64_t *shape, const int64_t
     return VOXA_OK;
 }
 
-/* The checks of voxa_rl_plan_execute, same order and messages. */
-static voxa_status check_args(const voxa_rl_plan *p, const voxa_array *in,
-                              const voxa_array *out, const voxa_rl_options *opt) {
-    VOXA_FAIL_IF(!p, VOXA_EINVAL, "deconvolution: NULL plan");
-    VOXA_CHECK(voxa_array_check(in, "image"));
-    VOXA_CHECK(voxa_array_check(out, "out"));
-    VOXA_FAIL_IF(opt->iterations < 1, VOXA_EINVAL, "iterations: %d (must be >= 1)",
-                 opt->iterations);
-    VOXA_FAIL_IF(!(opt->filter_epsilon >= 0) || !isfinite(opt->filter_epsilon), VOXA_EINVAL,
-                 "filter_epsilon: %g (must be finite and >= 0)", opt->filter_epsilon);
-    VOXA_FAIL_IF(in->ndim != p->ndim, VOXA_EINVAL,
-                 "image: ndim %d does not match the plan's (and PSF's) ndim %d", in->ndim,
-                 p->ndim);
-    for (int d = 0; d < p->ndim; d++)
-        VOXA_FAIL_IF(in->shape[d] != p->n[3 - p->ndim + d], VOXA_EINVAL,
-                     "image: shape[%d] = %lld differs from the plan's %lld", d,
-                     (long long)in->shape[d], (long long)p->n[3 - p->ndim + d]);
-    VOXA_FAIL_IF(!voxa__same_shape(in, out), VOXA_EINVAL,
-                 "out: shape differs from the image's");
-    VOXA_FAIL_IF(out->data == in->data && voxa_array_size(in) > 0, VOXA_EINVAL,
-                 "out: must not share memory with the image");
-    VOXA_FAIL_IF(out->dtype != VOXA_F32 && out->dtype != VOXA_F64, VOXA_EINVAL,
-                 "out: dtype %s (must be float32 or float64)", voxa_dtype_name(out->dtype));
-    return VOXA_OK;
-}
-
 /* The C-order float window w into out (f32/f64, any strides), clipped to
  * [-1, 1] if asked. */
 static void store(const float *w, voxa_array *out, int clip) {
@@ -134,7 +108,7 @@ voxa_status voxa__rl_gpu_execute(voxa_backend b, voxa_rl_plan *p, const voxa_arr
         voxa_rl_options_init(&defaults);
         opt = &defaults;
     }
-    VOXA_CHECK(check_args(p, in, out, opt));
+    VOXA_CHECK(voxa__rl_check_args(p, in, out, opt));
 
     int64_t nwin = p->n[0] * p->n[1] * p->n[2], B = p->nbox, nc = p->nc;
     const float *gi;

@@ -47,4 +47,9 @@ void voxa__fftw_unlock(void);
  * the first index whose value is NaN/inf or does not fit a float. */
 voxa_status voxa__deconv_load_f32(const voxa_array *in, float *dst, const char *name);
 
+/* voxa_rl_plan_execute's argument checks (plan p, image, out, options), in
+ * its order and with its messages; the GPU path runs the same. */
+voxa_status voxa__rl_check_args(const voxa_rl_plan *p, const voxa_array *in,
+                                const voxa_array *out, const voxa_rl_options *opt);
+
 #endif

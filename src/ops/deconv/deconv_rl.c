@@ -238,17 +238,11 @@ static void start(const voxa_rl_plan *p, const float *g, float *f) {
 DEF_STORE(float, f32)
 DEF_STORE(double, f64)
 
-voxa_status voxa_rl_plan_execute(voxa_rl_plan *p, const voxa_array *in, voxa_array *out,
-                                 const voxa_rl_options *opt) {
-    voxa_status st = VOXA_OK;
-    voxa_rl_options defaults;
-    float *gbuf = NULL, *fbuf = NULL, *acc = NULL;
-    double *dots = NULL;
+/* The argument checks of an RL run on plan p (shared by the GPU path, so
+ * both give the same messages in the same order). */
+voxa_status voxa__rl_check_args(const voxa_rl_plan *p, const voxa_array *in,
+                                const voxa_array *out, const voxa_rl_options *opt) {
     VOXA_FAIL_IF(!p, VOXA_EINVAL, "deconvolution: NULL plan");
-    if (!opt) {
-        voxa_rl_options_init(&defaults);
-        opt = &defaults;
-    }
     VOXA_CHECK(voxa_array_check(in, "image"));
     VOXA_CHECK(voxa_array_check(out, "out"));
     VOXA_FAIL_IF(opt->iterations < 1, VOXA_EINVAL, "iterations: %d (must be >= 1)",
@@ -268,6 +262,21 @@ voxa_status voxa_rl_plan_execute(voxa_rl_plan *p, const voxa_array *in, voxa_arr
                  "out: must not share memory with the image");
     VOXA_FAIL_IF(out->dtype != VOXA_F32 && out->dtype != VOXA_F64, VOXA_EINVAL,
                  "out: dtype %s (must be float32 or float64)", voxa_dtype_name(out->dtype));
+    return VOXA_OK;
+}
+
+voxa_status voxa_rl_plan_execute(voxa_rl_plan *p, const voxa_array *in, voxa_array *out,
+                                 const voxa_rl_options *opt) {
+    voxa_status st = VOXA_OK;
+    voxa_rl_options defaults;
+    float *gbuf = NULL, *fbuf = NULL, *acc = NULL;
+    double *dots = NULL;
+    VOXA_FAIL_IF(!p, VOXA_EINVAL, "deconvolution: NULL plan");
+    if (!opt) {
+        voxa_rl_options_init(&defaults);
+        opt = &defaults;
+    }
+    VOXA_CHECK(voxa__rl_check_args(p, in, out, opt));
 
     int64_t nwin = p->n[0] * p->n[1] * p->n[2];
     int contig_f32_in = in->dtype == VOXA_F32 && voxa_array_is_c_contiguous(in);

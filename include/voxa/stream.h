@@ -67,6 +67,10 @@ VOXA_API void voxa_store_info(const voxa_store *s, voxa_dtype *t, int *ndim, int
 /** A view with the store's dtype, ndim and shape whose data must not be
  *  read: for voxa_op_check / voxa_op_output before a streamed run. */
 VOXA_API voxa_array voxa_store_meta(const voxa_store *s);
+/** The unit a chunked store (Zarr) decodes whole, chunk or shard: regions
+ *  aligned to it decode each unit once. EUNSUPPORTED for stores read by
+ *  rows (.npy, TIFF, memory). */
+VOXA_API voxa_status voxa_store_chunks(const voxa_store *s, int64_t *chunks);
 /** Voxel spacing of a store (an OME-Zarr input's scale): EUNSUPPORTED when
  *  it has none. */
 VOXA_API voxa_status voxa_store_spacing(const voxa_store *s, double *spacing);

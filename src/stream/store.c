@@ -149,6 +149,13 @@ voxa_array voxa_store_meta(const voxa_store *s) {
     return a;
 }
 
+voxa_status voxa_store_chunks(const voxa_store *s, int64_t *chunks) {
+    VOXA_FAIL_IF(!s || !chunks, VOXA_EINVAL, "store chunks: NULL argument");
+    if (s->kind != STORE_ZARR) return VOXA_EUNSUPPORTED;
+    memcpy(chunks, s->unit, sizeof(int64_t) * (size_t)s->ndim);
+    return VOXA_OK;
+}
+
 voxa_status voxa_store_spacing(const voxa_store *s, double *spacing) {
     VOXA_FAIL_IF(!s || !spacing, VOXA_EINVAL, "store spacing: NULL argument");
     if (!s->has_spacing) return VOXA_EUNSUPPORTED;

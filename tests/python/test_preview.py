@@ -112,3 +112,23 @@ def test_errors(cli, tmp_path):
     r = cli("preview", tmp_path / "nope.npy", "-o", tmp_path / "o.png")
     assert r.returncode == 1 and "voxa: preview:" in r.stderr
     assert not (tmp_path / "o.png").exists()
+
+
+@pytest.mark.parametrize("chunks", [(4, 7, 11), (1, 20, 30), (9, 3, 2), (2, 1, 30)])
+def test_zarr_read_by_chunks_equals_array(tmp_path, chunks):
+    """A Zarr input is read chunk by chunk (each decoded once): the same
+    picture as the array, with the slice point inside and on the edges of
+    chunks that do not divide the shape."""
+    import zarr
+    rng = np.random.default_rng(2)
+    v = rng.integers(0, 4000, (9, 20, 30)).astype(np.uint16)
+    lab = rng.integers(0, 4, v.shape).astype(np.int32)
+    for name, a in (("v.zarr", v), ("l.zarr", lab)):
+        z = zarr.create_array(str(tmp_path / name), shape=a.shape, chunks=chunks, dtype=a.dtype)
+        z[...] = a
+    for point in (None, (0, 0, 0), (8, 19, 29), (3, 7, 11)):
+        want = voxa.preview(v, lab, point=point)
+        got = voxa.preview(str(tmp_path / "v.zarr"), str(tmp_path / "l.zarr"), point=point)
+        np.testing.assert_array_equal(got, want)
+        got = voxa.preview(str(tmp_path / "v.zarr"), None, point=point)
+        np.testing.assert_array_equal(got, voxa.preview(v, None, point=point))

@@ -285,8 +285,8 @@ def test_progress_and_cancel(tmp_path):
         class Boom(Exception):
             pass
 
-        def fail(d, t):
-            if d == 2:
+        def fail(d, t):  # reports may skip a number (blocks run in parallel)
+            if d >= 2:
                 raise Boom("stop")
 
         with pytest.raises(Boom):

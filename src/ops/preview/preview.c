@@ -1,10 +1,11 @@
 /* voxa_preview: projections and slices of a store, composed into one RGB
  * picture (layout in include/voxa/preview.h).
  *
- * One pass over the volume in slabs of whole z-planes (as many as fit the
- * memory limit, at least one): every voxel updates the three projections
+ * One pass over the volume in blocks - a Zarr input's chunks (each decoded
+ * once), else slabs of whole z-planes (as many as fit the memory limit, at
+ * least one): every voxel updates the three projections
  * (max along z into y-x, along y into z-x, along x into y-z) and, when it
- * lies on one of the point's planes, the matching slice. Memory: one slab
+ * lies on one of the point's planes, the matching slice. Memory: one block
  * plus the six 2-D views (values as double, labels as int64), never the
  * volume; time: one read of the volume and ~3 compares per voxel. Labels are
  * projected by their maximum (labels <= 0 are background). The views are
@@ -100,51 +101,56 @@ static void row_l(const voxa_array *a, const char *p, int64_t n, int64_t *dst) {
 #undef ID
 #undef POS
 
-/* Fold plane z of a slab (img/lab views of the slab, plane index zi). */
+/* Fold rows [y0, y0 + ny) x columns [x0, x0 + nx) of plane z, held as plane
+ * zi of the block views img/lab (shape (bz,) ny, nx). */
 static void fold_plane(pstate *s, const voxa_array *img, const voxa_array *lab, int64_t zi,
-                       int64_t z) {
-    const int64_t Y = s->Y, X = s->X, Z = s->Z;
-    for (int64_t y = 0; y < Y; y++) {
+                       int64_t z, int64_t y0, int64_t ny, int64_t x0, int64_t nx) {
+    const int64_t X = s->X, Z = s->Z;
+    const int has_px = s->px >= x0 && s->px < x0 + nx;
+    for (int64_t yi = 0; yi < ny; yi++) {
+        int64_t y = y0 + yi;
         if (s->with_v) {
             const char *row = (const char *)img->data + (s->nd == 3 ? zi * img->strides[0] : 0) +
-                              y * img->strides[s->nd - 2];
-            double *m0 = s->mip[0].v + y * X, *m2 = s->nd == 3 ? s->mip[2].v + z * X : NULL;
+                              yi * img->strides[s->nd - 2];
+            double *m0 = s->mip[0].v + y * X + x0;
+            double *m2 = s->nd == 3 ? s->mip[2].v + z * X + x0 : NULL;
             double *rv = s->rowv;
-            row_v(img, row, X, rv);
+            row_v(img, row, nx, rv);
             /* "v > m ? v : m" skips NaN (views start at -inf) and vectorises */
-            for (int64_t x = 0; x < X; x++) m0[x] = rv[x] > m0[x] ? rv[x] : m0[x];
+            for (int64_t x = 0; x < nx; x++) m0[x] = rv[x] > m0[x] ? rv[x] : m0[x];
             if (m2)
-                for (int64_t x = 0; x < X; x++) m2[x] = rv[x] > m2[x] ? rv[x] : m2[x];
+                for (int64_t x = 0; x < nx; x++) m2[x] = rv[x] > m2[x] ? rv[x] : m2[x];
             if (s->nd == 3) {
                 /* the row's maximum, four chains in flight */
                 double a[4] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY};
                 int64_t x = 0;
-                for (; x + 4 <= X; x += 4)
+                for (; x + 4 <= nx; x += 4)
                     for (int k = 0; k < 4; k++) a[k] = rv[x + k] > a[k] ? rv[x + k] : a[k];
-                for (; x < X; x++) a[0] = rv[x] > a[0] ? rv[x] : a[0];
+                for (; x < nx; x++) a[0] = rv[x] > a[0] ? rv[x] : a[0];
                 double m1 = s->mip[1].v[y * Z + z];
                 for (int k = 0; k < 4; k++) m1 = a[k] > m1 ? a[k] : m1;
                 s->mip[1].v[y * Z + z] = m1;
-                if (z == s->pz) memcpy(s->slc[0].v + y * X, rv, (size_t)X * sizeof *rv);
-                if (y == s->py) memcpy(s->slc[2].v + z * X, rv, (size_t)X * sizeof *rv);
-                s->slc[1].v[y * Z + z] = rv[s->px];
+                if (z == s->pz) memcpy(s->slc[0].v + y * X + x0, rv, (size_t)nx * sizeof *rv);
+                if (y == s->py) memcpy(s->slc[2].v + z * X + x0, rv, (size_t)nx * sizeof *rv);
+                if (has_px) s->slc[1].v[y * Z + z] = rv[s->px - x0];
             }
         }
         if (s->with_l) {
             const char *row = (const char *)lab->data + (s->nd == 3 ? zi * lab->strides[0] : 0) +
-                              y * lab->strides[s->nd - 2];
-            int64_t *m0 = s->mip[0].lab + y * X, *m2 = s->nd == 3 ? s->mip[2].lab + z * X : NULL;
+                              yi * lab->strides[s->nd - 2];
+            int64_t *m0 = s->mip[0].lab + y * X + x0;
+            int64_t *m2 = s->nd == 3 ? s->mip[2].lab + z * X + x0 : NULL;
             int64_t m1 = s->nd == 3 ? s->mip[1].lab[y * Z + z] : 0, *rl = s->rowl;
-            row_l(lab, row, X, rl);
-            for (int64_t x = 0; x < X; x++) m0[x] = rl[x] > m0[x] ? rl[x] : m0[x];
+            row_l(lab, row, nx, rl);
+            for (int64_t x = 0; x < nx; x++) m0[x] = rl[x] > m0[x] ? rl[x] : m0[x];
             if (m2)
-                for (int64_t x = 0; x < X; x++) m2[x] = rl[x] > m2[x] ? rl[x] : m2[x];
-            for (int64_t x = 0; x < X; x++) m1 = rl[x] > m1 ? rl[x] : m1;
+                for (int64_t x = 0; x < nx; x++) m2[x] = rl[x] > m2[x] ? rl[x] : m2[x];
+            for (int64_t x = 0; x < nx; x++) m1 = rl[x] > m1 ? rl[x] : m1;
             if (s->nd == 3) {
                 s->mip[1].lab[y * Z + z] = m1;
-                if (z == s->pz) memcpy(s->slc[0].lab + y * X, rl, (size_t)X * sizeof *rl);
-                if (y == s->py) memcpy(s->slc[2].lab + z * X, rl, (size_t)X * sizeof *rl);
-                s->slc[1].lab[y * Z + z] = rl[s->px];
+                if (z == s->pz) memcpy(s->slc[0].lab + y * X + x0, rl, (size_t)nx * sizeof *rl);
+                if (y == s->py) memcpy(s->slc[2].lab + z * X + x0, rl, (size_t)nx * sizeof *rl);
+                if (has_px) s->slc[1].lab[y * Z + z] = rl[s->px - x0];
             }
         }
     }
@@ -267,30 +273,41 @@ voxa_status voxa_preview(voxa_store *image, voxa_store *labels, const voxa_previ
     s.rowv = voxa__malloc((size_t)s.X, sizeof(double));
     s.rowl = voxa__malloc((size_t)s.X, sizeof(int64_t));
     VOXA_GOTO_IF(!s.rowv || !s.rowl, VOXA_ENOMEM, "preview: no memory for a row");
-    /* slabs of whole planes */
-    int64_t plane = s.Y * s.X;
+    /* Blocks: a chunked (Zarr) input is read by its chunks, so each chunk is
+     * decoded once (a chunk larger than mem_limit is still read whole: the
+     * decoder holds it anyway); other stores by slabs of whole planes. */
     int64_t bpv = (image ? (int64_t)voxa_dtype_size(it) : 0) +
                   (labels ? (int64_t)voxa_dtype_size(lt) : 0);
-    int64_t nz = o.mem_limit / (plane * bpv);
-    if (nz < 1) nz = 1;
-    if (nz > s.Z) nz = s.Z;
-    int64_t bshape[3] = {nz, s.Y, s.X};
-    const int64_t *bs = nd == 3 ? bshape : bshape + 1;
-    if (image) st = voxa_array_new(&ibuf, it, nd, bs);
-    if (st == VOXA_OK && labels) st = voxa_array_new(&lbuf, lt, nd, bs);
+    int64_t vol[3] = {s.Z, s.Y, s.X}, blk[3] = {1, s.Y, s.X}, ch[VOXA_MAXDIM];
+    if (voxa_store_chunks(image ? image : labels, ch) == VOXA_OK) {
+        for (int d = 0; d < nd; d++) blk[d + 3 - nd] = ch[d] < vol[d + 3 - nd] ? ch[d] : vol[d + 3 - nd];
+    } else {
+        voxa_clear_error();
+        blk[0] = o.mem_limit / (s.Y * s.X * bpv);
+        if (blk[0] < 1) blk[0] = 1;
+        if (blk[0] > s.Z) blk[0] = s.Z;
+    }
+    if (image) st = voxa_array_new(&ibuf, it, nd, blk + 3 - nd);
+    if (st == VOXA_OK && labels) st = voxa_array_new(&lbuf, lt, nd, blk + 3 - nd);
     if (st != VOXA_OK) goto done;
-    int64_t nslabs = (s.Z + nz - 1) / nz;
-    for (int64_t k = 0; k < nslabs; k++) {
-        int64_t z0 = k * nz, n = s.Z - z0 < nz ? s.Z - z0 : nz;
-        int64_t lo[3] = {z0, 0, 0};
+    int64_t grid[3], nblocks = 1;
+    for (int d = 0; d < 3; d++) nblocks *= grid[d] = (vol[d] + blk[d] - 1) / blk[d];
+    for (int64_t k = 0; k < nblocks; k++) {
+        int64_t b0[3], n[3];
+        for (int64_t r = k, d = 2; d >= 0; d--) {
+            b0[d] = (r % grid[d]) * blk[d];
+            r /= grid[d];
+            n[d] = vol[d] - b0[d] < blk[d] ? vol[d] - b0[d] : blk[d];
+        }
         voxa_array iv = ibuf, lv = lbuf;
         iv.owner = lv.owner = NULL;
-        if (nd == 3) iv.shape[0] = lv.shape[0] = n;
-        if (image) st = voxa_store_read(image, lo, &iv);
-        if (st == VOXA_OK && labels) st = voxa_store_read(labels, lo, &lv);
+        for (int d = 0; d < nd; d++) iv.shape[d] = lv.shape[d] = n[d + 3 - nd];
+        if (image) st = voxa_store_read(image, b0 + 3 - nd, &iv);
+        if (st == VOXA_OK && labels) st = voxa_store_read(labels, b0 + 3 - nd, &lv);
         if (st != VOXA_OK) goto done;
-        for (int64_t zi = 0; zi < n; zi++) fold_plane(&s, &iv, &lv, zi, z0 + zi);
-        st = voxa__progress(&o.progress, k + 1, nslabs);
+        for (int64_t zi = 0; zi < n[0]; zi++)
+            fold_plane(&s, &iv, &lv, zi, b0[0] + zi, b0[1], n[1], b0[2], n[2]);
+        st = voxa__progress(&o.progress, k + 1, nblocks);
         if (st != VOXA_OK) goto done;
     }
     if (nd == 2) s.slc[0] = s.mip[0]; /* not drawn; keeps the free below simple */

@@ -3,9 +3,10 @@
  *
  * One pass over the volume in blocks - a Zarr input's chunks (each decoded
  * once), else slabs of whole z-planes (as many as fit the memory limit, at
- * least one): every voxel updates the three projections
+ * least one), the next block read while one is folded: every voxel updates
+ * the three projections
  * (max along z into y-x, along y into z-x, along x into y-z) and, when it
- * lies on one of the point's planes, the matching slice. Memory: one block
+ * lies on one of the point's planes, the matching slice. Memory: two blocks
  * plus the six 2-D views (values as double, labels as int64), never the
  * volume; time: one read of the volume and ~3 compares per voxel. Labels are
  * projected by their maximum (labels <= 0 are background). The views are
@@ -200,6 +201,52 @@ static int64_t scaled(int64_t n, double f) {
     return v < 1 ? 1 : (int64_t)v;
 }
 
+/* The block walk: blocks in raster order, two buffers each for image and
+ * labels (block k in buffer k % 2). */
+typedef struct walk {
+    pstate *s;
+    voxa_store *image, *labels;
+    int nd;
+    int64_t vol[3], blk[3], grid[3], nblocks, k;
+    voxa_array ibuf[2], lbuf[2];
+    voxa_array iv[2], lv[2]; /* the views of the blocks read */
+    int64_t b0[2][3], n[2][3];
+} walk;
+
+static voxa_status read_block(walk *w, int64_t k) {
+    int i = (int)(k % 2), nd = w->nd;
+    int64_t *b0 = w->b0[i], *n = w->n[i];
+    for (int64_t r = k, d = 2; d >= 0; d--) {
+        b0[d] = (r % w->grid[d]) * w->blk[d];
+        r /= w->grid[d];
+        n[d] = w->vol[d] - b0[d] < w->blk[d] ? w->vol[d] - b0[d] : w->blk[d];
+    }
+    w->iv[i] = w->ibuf[i];
+    w->lv[i] = w->lbuf[i];
+    w->iv[i].owner = w->lv[i].owner = NULL;
+    for (int d = 0; d < nd; d++) w->iv[i].shape[d] = w->lv[i].shape[d] = n[d + 3 - nd];
+    if (w->image) VOXA_CHECK(voxa_store_read(w->image, b0 + 3 - nd, &w->iv[i]));
+    if (w->labels) VOXA_CHECK(voxa_store_read(w->labels, b0 + 3 - nd, &w->lv[i]));
+    return VOXA_OK;
+}
+
+/* Item 0 folds block k; item 1 reads block k + 1. */
+static voxa_status read_or_fold(int64_t lo, int64_t hi, int tid, void *vw) {
+    (void)tid;
+    walk *w = vw;
+    for (int64_t item = lo; item < hi; item++) {
+        if (item == 1) {
+            VOXA_CHECK(read_block(w, w->k + 1));
+            continue;
+        }
+        int i = (int)(w->k % 2);
+        for (int64_t zi = 0; zi < w->n[i][0]; zi++)
+            fold_plane(w->s, &w->iv[i], &w->lv[i], zi, w->b0[i][0] + zi, w->b0[i][1],
+                       w->n[i][1], w->b0[i][2], w->n[i][2]);
+    }
+    return VOXA_OK;
+}
+
 voxa_status voxa_preview(voxa_store *image, voxa_store *labels, const voxa_preview_options *opt,
                          voxa_array *rgb) {
     VOXA_FAIL_IF(!rgb, VOXA_EINVAL, "rgb: NULL");
@@ -259,7 +306,6 @@ voxa_status voxa_preview(voxa_store *image, voxa_store *labels, const voxa_previ
         }
     s.pz = pt[0], s.py = pt[1], s.px = pt[2];
     voxa_status st = VOXA_OK;
-    voxa_array ibuf = {0}, lbuf = {0};
     /* views */
     st = view_new(&s.mip[0], s.Y, s.X, s.with_v, s.with_l);
     if (st == VOXA_OK && nd == 3) {
@@ -280,36 +326,39 @@ voxa_status voxa_preview(voxa_store *image, voxa_store *labels, const voxa_previ
                   (labels ? (int64_t)voxa_dtype_size(lt) : 0);
     int64_t vol[3] = {s.Z, s.Y, s.X}, blk[3] = {1, s.Y, s.X}, ch[VOXA_MAXDIM];
     if (voxa_store_chunks(image ? image : labels, ch) == VOXA_OK) {
-        for (int d = 0; d < nd; d++) blk[d + 3 - nd] = ch[d] < vol[d + 3 - nd] ? ch[d] : vol[d + 3 - nd];
+        for (int d = 3 - nd; d < 3; d++) {
+            int64_t c = ch[d - (3 - nd)];
+            blk[d] = c < vol[d] ? c : vol[d];
+        }
     } else {
         voxa_clear_error();
-        blk[0] = o.mem_limit / (s.Y * s.X * bpv);
+        blk[0] = o.mem_limit / (2 * s.Y * s.X * bpv); /* two slabs in flight */
         if (blk[0] < 1) blk[0] = 1;
         if (blk[0] > s.Z) blk[0] = s.Z;
     }
-    if (image) st = voxa_array_new(&ibuf, it, nd, blk + 3 - nd);
-    if (st == VOXA_OK && labels) st = voxa_array_new(&lbuf, lt, nd, blk + 3 - nd);
-    if (st != VOXA_OK) goto done;
-    int64_t grid[3], nblocks = 1;
-    for (int d = 0; d < 3; d++) nblocks *= grid[d] = (vol[d] + blk[d] - 1) / blk[d];
-    for (int64_t k = 0; k < nblocks; k++) {
-        int64_t b0[3], n[3];
-        for (int64_t r = k, d = 2; d >= 0; d--) {
-            b0[d] = (r % grid[d]) * blk[d];
-            r /= grid[d];
-            n[d] = vol[d] - b0[d] < blk[d] ? vol[d] - b0[d] : blk[d];
-        }
-        voxa_array iv = ibuf, lv = lbuf;
-        iv.owner = lv.owner = NULL;
-        for (int d = 0; d < nd; d++) iv.shape[d] = lv.shape[d] = n[d + 3 - nd];
-        if (image) st = voxa_store_read(image, b0 + 3 - nd, &iv);
-        if (st == VOXA_OK && labels) st = voxa_store_read(labels, b0 + 3 - nd, &lv);
-        if (st != VOXA_OK) goto done;
-        for (int64_t zi = 0; zi < n[0]; zi++)
-            fold_plane(&s, &iv, &lv, zi, b0[0] + zi, b0[1], n[1], b0[2], n[2]);
-        st = voxa__progress(&o.progress, k + 1, nblocks);
-        if (st != VOXA_OK) goto done;
+    walk w;
+    memset(&w, 0, sizeof w);
+    w.s = &s, w.image = image, w.labels = labels, w.nd = nd;
+    memcpy(w.vol, vol, sizeof vol);
+    memcpy(w.blk, blk, sizeof blk);
+    for (int d = 0; d < 3; d++) w.grid[d] = (vol[d] + blk[d] - 1) / blk[d];
+    w.nblocks = w.grid[0] * w.grid[1] * w.grid[2];
+    for (int i = 0; i < 2 && st == VOXA_OK && (i == 0 || w.nblocks > 1); i++) {
+        if (image) st = voxa_array_new(&w.ibuf[i], it, nd, blk + 3 - nd);
+        if (st == VOXA_OK && labels) st = voxa_array_new(&w.lbuf[i], lt, nd, blk + 3 - nd);
     }
+    if (st == VOXA_OK) st = read_block(&w, 0);
+    /* block k is folded while block k + 1 is read (two buffers) */
+    for (int64_t k = 0; st == VOXA_OK && k < w.nblocks; k++) {
+        w.k = k;
+        st = voxa__parallel_for(k + 1 < w.nblocks ? 2 : 1, 1, read_or_fold, &w);
+        if (st == VOXA_OK) st = voxa__progress(&o.progress, k + 1, w.nblocks);
+    }
+    for (int i = 0; i < 2; i++) {
+        voxa_array_free(&w.ibuf[i]);
+        voxa_array_free(&w.lbuf[i]);
+    }
+    if (st != VOXA_OK) goto done;
     if (nd == 2) s.slc[0] = s.mip[0]; /* not drawn; keeps the free below simple */
     /* compose */
     {
@@ -341,8 +390,6 @@ done:
     }
     voxa__free(s.rowv);
     voxa__free(s.rowl);
-    voxa_array_free(&ibuf);
-    voxa_array_free(&lbuf);
     if (st != VOXA_OK) voxa_array_free(rgb);
     return st;
 }

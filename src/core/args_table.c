@@ -31,6 +31,12 @@ int voxa__table_ncoords(const voxa_value *t) {
         if (voxa__table_column(t, name) < 0) break;
         na++;
     }
+    while (!na || (na < VOXA_MAXDIM && voxa__table_column(t, "axis0") < 0)) {
+        /* a measure table: centroid-0, centroid-1, ... */
+        snprintf(name, sizeof name, "centroid-%d", na);
+        if (voxa__table_column(t, name) < 0) break;
+        na++;
+    }
     return na ? na : voxa__table_column(t, "z") >= 0 ? 3 : voxa__table_column(t, "y") >= 0 ? 2 : 1;
 }
 
@@ -60,14 +66,23 @@ voxa_status voxa__table_coords(const voxa_args *a, int i, int k, double **out, i
             if (voxa__table_column(t, name) < 0) break;
             cols[na++] = voxa__table_column(t, name);
         }
+        if (na < k) { /* a measure table (skimage's names): centroid-0, centroid-1, ... */
+            na = 0;
+            while (na < k) {
+                snprintf(name, sizeof name, "centroid-%d", na);
+                if ((cols[na] = voxa__table_column(t, name)) < 0) break;
+                na++;
+            }
+        }
         if (na < k) {
             VOXA_FAIL_IF(k > 3, VOXA_EINVAL, "%s: no column 'axis%d' (a %d-axis table needs "
                          "columns axis0..axis%d)", where, na, k, k - 1);
             for (int d = 0; d < k; d++) {
                 cols[d] = voxa__table_column(t, zyx[3 - k + d]);
                 VOXA_FAIL_IF(cols[d] < 0, VOXA_EINVAL, "%s: no column '%s' (%d axes need "
-                             "columns %s or axis0..axis%d)", where, zyx[3 - k + d], k,
-                             k == 3 ? "z, y, x" : k == 2 ? "y, x" : "x", k - 1);
+                             "columns %s, axis0..axis%d or centroid-0..centroid-%d)", where,
+                             zyx[3 - k + d], k, k == 3 ? "z, y, x" : k == 2 ? "y, x" : "x",
+                             k - 1, k - 1);
             }
         }
     } else {

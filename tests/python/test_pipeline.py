@@ -383,3 +383,48 @@ def test_threshold_otsu_and_value_steps(sample):
                 "method = 'mean'\n", "bad.toml")
     r = run("pipeline", bad)
     assert r.returncode == 2 and "bad.toml:6:" in r.stderr and "method" in r.stderr
+
+
+def test_objects_table_feeds_patches_and_owner_balls(sample):
+    """label -> measure -> patches around each centroid -> owner balls from
+    the centroids, in one recipe: the measure CSV's centroid-k columns are
+    the points / centres table; equal to the same calls in Python."""
+    recipe = write(sample, """\
+        [inputs]
+        img = "img.npy"
+        mask = "mask.npy"
+        [[step]]
+        name = "labels"
+        op = "label"
+        input = "mask"
+        [[step]]
+        name = "objects"
+        op = "measure"
+        labels = "labels"
+        [[step]]
+        name = "patches"
+        op = "roi"
+        input = "img"
+        centres = "objects"
+        size = [5, 9, 9]
+        mode = "constant"
+        [[step]]
+        name = "owners"
+        op = "balls"
+        points = "objects"
+        shape = [24, 48, 40]
+        radius = 3
+        owner = true
+        """)
+    r = run("pipeline", recipe)
+    assert r.returncode == 0, r.stderr
+    img, mask = np.load(sample / "img.npy"), np.load(sample / "mask.npy")
+    lab, n = voxa.label(mask)
+    t = voxa.regionprops_table(lab, properties=("label", "centroid"))
+    pts = np.stack([t[f"centroid-{d}"] for d in range(3)], axis=1)
+    assert len(pts) == n > 1
+    np.testing.assert_array_equal(
+        np.load(sample / "out" / "patches.npy"),
+        voxa.extract_patches(img, pts, (5, 9, 9), centered=True, mode="constant"))
+    np.testing.assert_array_equal(np.load(sample / "out" / "owners.npy"),
+                                  voxa.balls(mask.shape, pts, 3, owner=True))

@@ -118,6 +118,9 @@ static cl_int vk_device_info(cl_device_id d, cl_device_info what, size_t n, void
 #define clReleaseMemObject (*vk.clReleaseMemObject)
 #define clReleaseProgram (*vk.clReleaseProgram)
 #define clSetKernelArg (*vk.clSetKernelArg)
+/* VkFFT's header prints its own diagnostics; the library never prints, and
+ * VkFFT's result codes are turned into voxa messages below: its printf calls
+ * become no-ops within this header only (#undef after the include). */
 #define printf(...) 0
 
 #define VKFFT_BACKEND 3

@@ -19,6 +19,13 @@ const char *voxa__param_kind(const voxa_param *p);
 /* Word number idx of a CHOICE parameter, into buf. */
 const char *voxa__choice_word(const voxa_param *p, int64_t idx, char *buf, size_t n);
 
+/* The output rule of the ops whose output has the input's shape: *nd and
+ * shape from `in` (the dtype is the op's own choice). */
+static inline void voxa__output_same_shape(const voxa_array *in, int *nd, int64_t *shape) {
+    *nd = in->ndim;
+    for (int d = 0; d < in->ndim; d++) shape[d] = in->shape[d];
+}
+
 static inline const voxa_value *voxa__arg(const voxa_args *a, int i) { return &a->v[i]; }
 static inline int voxa__arg_set(const voxa_args *a, int i) { return a->v[i].set; }
 static inline int64_t voxa__arg_int(const voxa_args *a, int i) { return a->v[i].i; }

@@ -60,8 +60,7 @@ static voxa_status output(const voxa_args *a, const voxa_array *in, voxa_dtype *
     *dt = voxa__arg_int(a, METRIC) != EUCLIDEAN || voxa__arg_set(a, METRIC_FLAGS) ? VOXA_I32
           : voxa__arg_set(a, DTYPE)             ? (voxa_dtype)voxa__arg_int(a, DTYPE)
                                                 : VOXA_F64;
-    *nd = in->ndim;
-    for (int d = 0; d < in->ndim; d++) shape[d] = in->shape[d];
+    voxa__output_same_shape(in, nd, shape);
     return VOXA_OK;
 }
 

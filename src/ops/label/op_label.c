@@ -38,8 +38,7 @@ static voxa_status check(const voxa_args *a, const voxa_array *in) {
 static voxa_status output(const voxa_args *a, const voxa_array *in, voxa_dtype *dt, int *nd,
                           int64_t *shape) {
     *dt = (voxa_dtype)voxa__arg_int(a, DTYPE);
-    *nd = in->ndim;
-    for (int d = 0; d < in->ndim; d++) shape[d] = in->shape[d];
+    voxa__output_same_shape(in, nd, shape);
     return VOXA_OK;
 }
 

@@ -47,8 +47,7 @@ static voxa_status output(const voxa_args *a, const voxa_array *in, voxa_dtype *
                           int64_t *shape) {
     (void)a;
     *dt = VOXA_BOOL;
-    *nd = in->ndim;
-    for (int d = 0; d < in->ndim; d++) shape[d] = in->shape[d];
+    voxa__output_same_shape(in, nd, shape);
     return VOXA_OK;
 }
 

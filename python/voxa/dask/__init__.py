@@ -33,7 +33,7 @@ import dask
 import dask.array as da
 from dask.base import tokenize
 
-from .. import _voxa
+from .. import _backend, _voxa
 from ..morphology import (_element, _element_args, binary_closing as _close_np,
                          binary_dilation as _dilate_np, binary_erosion as _erode_np,
                          binary_opening as _open_np, distance_transform_edt as _edt_np)
@@ -41,6 +41,7 @@ from ..points import _points_array, balls as _balls_np
 from ..restoration import richardson_lucy as _rl_np
 from ..roi import _int_coords, _sizes, extract_patches as _extract_np
 from ._label import _structure, label
+from ._route import routed
 
 __all__ = ["label", "binary_dilation", "binary_erosion", "binary_opening", "binary_closing",
            "binary_fill_holes", "distance_transform_edt", "richardson_lucy", "balls",
@@ -76,49 +77,51 @@ def _morph_halo(op, ndim, structure, iterations, ball, diamond, box, connectivit
 
 
 def _morph(op, fn_np, input, structure, iterations, border_value, ball, diamond, box,
-           connectivity, spacing, **kw):
+           connectivity, spacing, backend):
     x = da.asarray(input)
     depth = _morph_halo(op, x.ndim, structure, iterations, ball, diamond, box, connectivity,
                         spacing)
-    return _overlap(x, fn_np, depth, np.bool_, structure=structure, iterations=iterations,
+    return _overlap(x, routed(fn_np, backend), depth, np.bool_, structure=structure,
+                    iterations=iterations,
                     border_value=border_value, ball=ball, diamond=diamond, box=box,
                     connectivity=connectivity, spacing=spacing,
                     name=f"voxa-{op}-" + tokenize(x, structure, iterations, border_value, ball,
-                                                 diamond, box, connectivity, spacing), **kw)
+                                                 diamond, box, connectivity, spacing))
 
 
 def binary_dilation(input, structure=None, iterations=1, border_value=0, *, ball=None,
-                    diamond=None, box=None, connectivity=None, spacing=None):
+                    diamond=None, box=None, connectivity=None, spacing=None, backend=None):
     """Lazy ``voxa.binary_dilation`` of a dask array (chunks overlap by the halo)."""
     return _morph("dilate", _dilate_np, input, structure, iterations, border_value, ball,
-                  diamond, box, connectivity, spacing)
+                  diamond, box, connectivity, spacing, backend)
 
 
 def binary_erosion(input, structure=None, iterations=1, border_value=0, *, ball=None,
-                   diamond=None, box=None, connectivity=None, spacing=None):
+                   diamond=None, box=None, connectivity=None, spacing=None, backend=None):
     """Lazy ``voxa.binary_erosion`` of a dask array."""
     return _morph("erode", _erode_np, input, structure, iterations, border_value, ball,
-                  diamond, box, connectivity, spacing)
+                  diamond, box, connectivity, spacing, backend)
 
 
 def binary_opening(input, structure=None, iterations=1, border_value=0, *, ball=None,
-                   diamond=None, box=None, connectivity=None, spacing=None):
+                   diamond=None, box=None, connectivity=None, spacing=None, backend=None):
     """Lazy ``voxa.binary_opening`` of a dask array."""
     return _morph("open", _open_np, input, structure, iterations, border_value, ball,
-                  diamond, box, connectivity, spacing)
+                  diamond, box, connectivity, spacing, backend)
 
 
 def binary_closing(input, structure=None, iterations=1, border_value=0, *, ball=None,
-                   diamond=None, box=None, connectivity=None, spacing=None):
+                   diamond=None, box=None, connectivity=None, spacing=None, backend=None):
     """Lazy ``voxa.binary_closing`` of a dask array."""
     return _morph("close", _close_np, input, structure, iterations, border_value, ball,
-                  diamond, box, connectivity, spacing)
+                  diamond, box, connectivity, spacing, backend)
 
 
 # ---- deconvolution ---------------------------------------------------------------------
 
 def richardson_lucy(image, psf, num_iter=20, boundary="free", clip=False,
-                    filter_epsilon=None, accelerate=False, dtype=np.float32, halo="psf"):
+                    filter_epsilon=None, accelerate=False, dtype=np.float32, halo="psf",
+                    backend=None):
     """Lazy ``voxa.richardson_lucy`` per chunk. ``halo='psf'`` overlaps chunks
     by one PSF extent (the usual approximation, as the W2 write-up's
     ``map_overlap``); ``halo='exact'`` by iterations x (lo + hi), equal to the
@@ -128,7 +131,8 @@ def richardson_lucy(image, psf, num_iter=20, boundary="free", clip=False,
     if psf.ndim == x.ndim:  # every chunk at least the PSF's size (RL needs it)
         x = x.rechunk(tuple(_at_least(c, m) for c, m in zip(x.chunks, psf.shape)))
     lo, hi = _voxa.op_halo("deconvolve", x.ndim, psf=psf, iterations=int(num_iter), halo=halo)
-    return _overlap(x, _rl_np, [max(a, b) for a, b in zip(lo, hi)], np.dtype(dtype), psf=psf,
+    depth = [max(a, b) for a, b in zip(lo, hi)]
+    return _overlap(x, routed(_rl_np, backend), depth, np.dtype(dtype), psf=psf,
                     num_iter=num_iter, boundary=boundary, clip=clip,
                     filter_epsilon=filter_epsilon, accelerate=accelerate, dtype=dtype,
                     name="voxa-deconvolve-" + tokenize(x, psf, num_iter, boundary, clip,
@@ -153,15 +157,15 @@ def _at_least(chunks, m):
 
 # ---- balls -----------------------------------------------------------------------------
 
-def _balls_block(pts, radius, spacing, owner, out_dtype, block_info=None):
+def _balls_block(pts, radius, spacing, owner, out_dtype, backend, block_info=None):
     info = block_info[None]
     origin = np.array([r[0] for r in info["array-location"]], np.float64)
     shape = tuple(info["chunk-shape"])
-    out = _balls_np(shape, pts - origin, radius, spacing=spacing, owner=owner)
+    out = routed(_balls_np, backend)(shape, pts - origin, radius, spacing=spacing, owner=owner)
     return out.astype(out_dtype, copy=False)
 
 
-def balls(shape, points, radius, spacing=None, owner=False, chunks="auto"):
+def balls(shape, points, radius, spacing=None, owner=False, chunks="auto", backend=None):
     """A lazy mask (or owner map) of balls around points, chunk by chunk; each
     chunk paints every point (the W1 rule has no cheap cut for far points at
     this size; the C op skips balls that miss the chunk)."""
@@ -170,8 +174,11 @@ def balls(shape, points, radius, spacing=None, owner=False, chunks="auto"):
     n = pts.shape[0]
     dtype = np.dtype(np.bool_) if not owner else np.dtype(np.int32 if n <= 2**31 - 1 else np.int64)
     template = da.empty(shape, dtype=dtype, chunks=chunks)
+    if backend is not None:
+        _backend.check(backend)  # a bad name fails here, not in a task
     return da.map_blocks(_balls_block, pts=pts, radius=radius, spacing=spacing, owner=owner,
-                         out_dtype=dtype, dtype=dtype, chunks=template.chunks, meta=np.empty((0,) * len(shape), dtype),
+                         out_dtype=dtype, backend=backend, dtype=dtype, chunks=template.chunks,
+                         meta=np.empty((0,) * len(shape), dtype),
                          name="voxa-balls-" + tokenize(shape, pts, radius, spacing, owner,
                                                         template.chunks))
 
@@ -182,14 +189,14 @@ def _fill_block(block, bg_labels, edge):
     return np.asarray(block, bool) | ((bg_labels > 0) & ~np.isin(bg_labels, edge))
 
 
-def binary_fill_holes(input, structure=None):
+def binary_fill_holes(input, structure=None, backend=None):
     """``scipy.ndimage.binary_fill_holes`` of a dask array, exact by blocks: the
     background's components (joined by the structure) that reach outside the
     volume are not holes; a face of axis d reaches outside where the
     structure steps along d."""
     x = da.asarray(input)
     st = _structure(structure, 1, x.ndim)
-    bg, _ = label(x == 0, structure=st, output=np.int64)
+    bg, _ = label(x == 0, structure=st, output=np.int64, backend=backend)
     steps = [bool(np.take(st, [0, 2], axis=d).any()) for d in range(x.ndim)]
     faces = [da.take(bg, [0, x.shape[d] - 1], axis=d).ravel()
              for d in range(x.ndim) if steps[d] and x.shape[d] > 0]
@@ -199,18 +206,20 @@ def binary_fill_holes(input, structure=None):
                          name="voxa-fill-holes-" + tokenize(x, st))
 
 
-def distance_transform_edt(input, sampling=None, max_distance=None, float64=True):
+def distance_transform_edt(input, sampling=None, max_distance=None, float64=True,
+                           backend=None):
     """Exact EDT of a dask array. Without ``max_distance`` a distance may come
     from anywhere, so the array is rechunked to one chunk (one worker holds
     it); with it, chunks overlap by ceil(max_distance / sampling) and distances
     are exact up to max_distance (larger ones are clamped to it)."""
     x = da.asarray(input)
     if max_distance is None:
-        return x.rechunk(-1).map_blocks(_edt_np, sampling=sampling, dtype=np.float64,
+        return x.rechunk(-1).map_blocks(routed(_edt_np, backend), sampling=sampling,
+                                        dtype=np.float64,
                                         name="voxa-edt-" + tokenize(x, sampling))
     sp = np.broadcast_to(np.asarray(1.0 if sampling is None else sampling, float), (x.ndim,))
     depth = [int(np.ceil(max_distance / s)) + 1 for s in sp]
-    return _overlap(x, _edt_clamped, depth, np.float64, sampling=sampling,
+    return _overlap(x, routed(_edt_clamped, backend), depth, np.float64, sampling=sampling,
                     max_distance=float(max_distance),
                     name="voxa-edt-" + tokenize(x, sampling, max_distance))
 
@@ -225,7 +234,7 @@ def _extract_group(sub, corners, size, mode, cval):
     return _extract_np(sub, corners, size, mode=mode, cval=cval)
 
 
-def extract_patches(image, coords, size, centered=False, mode="error", cval=0):
+def extract_patches(image, coords, size, centered=False, mode="error", cval=0, backend=None):
     """Lazy ``voxa.extract_patches`` of a dask array: ROIs grouped by the chunk
     of their corner; each group reads only the box its patches need (padding
     modes read the mirrored or nearest voxels too). Rows keep their order."""
@@ -276,7 +285,7 @@ def extract_patches(image, coords, size, centered=False, mode="error", cval=0):
             hi = np.where(outside, dims, hi)
         sub = x[tuple(slice(int(a), int(b)) for a, b in zip(lo, hi))]
         local = cc - lo
-        part = dask.delayed(_extract_group, pure=True)(
+        part = dask.delayed(routed(_extract_group, backend), pure=True)(
             sub, local, size, mode, cval, dask_key_name=f"voxa-roi-{tok}-{g}")
         parts.append(da.from_delayed(part, shape=(len(rows),) + size + rest, dtype=x.dtype))
     out = da.concatenate(parts, axis=0)

@@ -40,8 +40,9 @@ import dask.array as da
 from dask.base import tokenize
 from dask.highlevelgraph import HighLevelGraph
 
-from .. import _ndsupport as _nds, _voxa
+from .. import _backend, _ndsupport as _nds, _voxa
 from ..measure import label as _label_np
+from ._route import routed
 
 _E = np.empty(0, np.int64)
 
@@ -74,10 +75,10 @@ def _restrict(keys, vals, allowed):
 
 # ---- per chunk ---------------------------------------------------------------------------
 
-def _chunk(block, st, origin, whole):
+def _chunk(block, st, origin, whole, backend=None):
     """(labels, ids): the chunk labelled alone and its labels' ids."""
     out = np.int32 if block.size < 2**31 - 1 else np.int64
-    lab, n = _label_np(np.asarray(block), structure=st, output=out)
+    lab, n = routed(_label_np, backend)(np.asarray(block), structure=st, output=out)
     lab = np.ascontiguousarray(lab)
     first = np.empty(int(n), np.int64)
     _voxa.dask_firsts(lab, int(n), list(origin), list(whole), first)
@@ -291,7 +292,7 @@ def _excl_scan(h, axis):
     return da.cumsum(h, axis=axis, method="blelloch") - h
 
 
-def label(input, structure=None, connectivity=1, output=None):
+def label(input, structure=None, connectivity=1, output=None, backend=None):
     """``voxa.label`` / ``scipy.ndimage.label`` of a dask array, lazily:
     returns ``(labels, n)`` with labels a dask array (int32 unless ``output``
     names another integer dtype) and n a 0-d dask array. Exactly scipy's labels
@@ -308,6 +309,8 @@ def label(input, structure=None, connectivity=1, output=None):
     if 0 in x.shape:
         lab = da.zeros(x.shape, dtype=dtype, chunks=x.chunks)
         return lab, da.from_array(np.array(0, np.int64))
+    if backend is not None:
+        _backend.check(backend)  # a bad name fails here, not in a task
     tok = tokenize(x, st, dtype)
     whole = [int(s) for s in x.shape]
     begin = [np.concatenate([[0], np.cumsum(c)[:-1]]).astype(np.int64) for c in x.chunks]
@@ -324,7 +327,7 @@ def label(input, structure=None, connectivity=1, output=None):
     g1 = {}
     for idx in np.ndindex(*grid):
         lo, hi = box(idx)
-        g1[(name("chunk"),) + idx] = (_chunk, (x.name,) + idx, st, lo, whole)
+        g1[(name("chunk"),) + idx] = (_chunk, (x.name,) + idx, st, lo, whole, backend)
         g1[(name("face"),) + idx] = (_faces, (name("chunk"),) + idx, lo, hi, whole)
 
     up, children, leaf = {}, {}, {}  # tree node id -> key of its (seam, faces)

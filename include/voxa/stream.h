@@ -110,7 +110,8 @@ typedef struct voxa_stream_plan {
                                     by its own thread */
     int op_threads;              /* threads of the op inside each worker */
     int64_t block_bytes;         /* working set of one block in flight */
-    int64_t table_bytes;         /* label: face layers and id tables */
+    int64_t table_bytes;         /* held besides the blocks (0 today: label keeps
+                                    its face layers in a scratch file) */
     int64_t peak_bytes;          /* estimated working memory:
                                     workers x block_bytes + table_bytes */
     int64_t out_bytes;           /* size of the output */

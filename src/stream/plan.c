@@ -36,13 +36,14 @@ static void set_grid(voxa_stream_plan *p) {
     }
 }
 
-/* workers x one block's working set + label's tables, for p->block. */
+/* workers x one block's working set (label: or one face plane, pass 2), for
+ * p->block. Label's face layers wait in a scratch file, not in memory. */
 static int64_t peak(voxa_stream_plan *p, double per_grown, size_t out_es, int label) {
     set_grid(p);
     int64_t ws = working_set(p, p->block, per_grown, out_es);
     if (!label) return p->workers * ws;
     int64_t two = voxa__label_pass2_bytes(p);
-    return p->workers * (ws > two ? ws : two) + voxa__label_table_bytes(p);
+    return p->workers * (ws > two ? ws : two);
 }
 
 voxa_status voxa_stream_plan_make(const voxa_args *a, voxa_store *in,
@@ -88,19 +89,22 @@ voxa_status voxa_stream_plan_make(const voxa_args *a, voxa_store *in,
         /* a chunked input: blocks of its chunks, so no chunk is decoded twice */
         for (int d = 0; !given && in && in->kind == STORE_ZARR && d < p->ndim; d++)
             if (in->unit[d] > 0 && in->unit[d] < p->block[d]) p->block[d] = in->unit[d];
-        for (int d = 0; !given && d < p->ndim; d++) {
-            int64_t now = peak(p, per_grown, out_es, label);
-            while (p->block[d] > 1 && now > limit) {
-                int64_t was = p->block[d];
-                p->block[d] = (was + 1) / 2;
-                int64_t next = peak(p, per_grown, out_es, label);
-                if (next >= now) { /* label's face planes grow faster: stop */
-                    p->block[d] = was;
-                    break;
+        /* label: every block face is written and read once more, so blocks
+         * thinner than 32 along an axis are the last resort (round 1) */
+        for (int round = label ? 0 : 1; !given && round < 2; round++)
+            for (int d = 0; d < p->ndim; d++) {
+                int64_t now = peak(p, per_grown, out_es, label), least = round ? 1 : 32;
+                while ((p->block[d] + 1) / 2 >= least && p->block[d] > 1 && now > limit) {
+                    int64_t was = p->block[d];
+                    p->block[d] = (was + 1) / 2;
+                    int64_t next = peak(p, per_grown, out_es, label);
+                    if (next >= now) { /* label's pass-2 tile grows faster: stop */
+                        p->block[d] = was;
+                        break;
+                    }
+                    now = next;
                 }
-                now = next;
             }
-        }
         /* at least one block per worker */
         for (int d = 0; !given && d < p->ndim; d++)
             while (p->block[d] > 1 && (set_grid(p), p->nblocks < w))
@@ -121,7 +125,7 @@ voxa_status voxa_stream_plan_make(const voxa_args *a, voxa_store *in,
     if (label) {
         int64_t two = voxa__label_pass2_bytes(p);
         if (two > p->block_bytes) p->block_bytes = two;
-        p->table_bytes = voxa__label_table_bytes(p);
+        p->table_bytes = 0;
     }
     p->peak_bytes = p->workers * p->block_bytes + p->table_bytes;
     if (p->whole) return voxa__plan_streamed(a, in, o, limit, p); /* edt, fill, roi, paste */
@@ -144,9 +148,10 @@ voxa_status voxa_stream_plan_text(const voxa_stream_plan *p, char *buf, size_t n
     list(gr, sizeof gr, p->grid, p->ndim);
     list(lo, sizeof lo, p->halo_lo, p->ndim);
     list(hi, sizeof hi, p->halo_hi, p->ndim);
-    char tables[96] = "";
+    char tables[128] = "";
     if (p->global)
-        snprintf(tables, sizeof tables, " + %.2f MiB of face planes", p->table_bytes / 1048576.0);
+        snprintf(tables, sizeof tables, "; face layers: %.2f MiB in a scratch file",
+                 voxa__label_face_bytes(p) / 1048576.0);
     snprintf(buf, n,
              "output:  %s %s, %.1f MiB\n"
              "blocks:  %s voxels, grid %s = %lld blocks\n"

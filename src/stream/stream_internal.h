@@ -43,7 +43,7 @@ void voxa__stats_add(double *field, double seconds);
 /* Label by blocks, for the plan (label_merge.c): bytes of the face planes
  * kept in memory, and what one worker holds in pass 2 (a plane's two layers
  * as int64) while the blocks' buffers are freed. */
-int64_t voxa__label_table_bytes(const voxa_stream_plan *p);
+int64_t voxa__label_face_bytes(const voxa_stream_plan *p);
 int64_t voxa__label_pass2_bytes(const voxa_stream_plan *p);
 
 #endif

@@ -335,22 +335,24 @@ def test_usage_and_failures(sample):
     assert run("pipeline", "a.toml", "--mem-limit", "x").returncode == 2
     assert "voxa pipeline RECIPE.toml" in run("help", "pipeline").stdout
     # a step failing at run time: exit 1, run.json says which
-    np.save(sample / "two.npy", np.ones((40, 50), np.uint8))
+    # (80,000 components of a checkerboard do not fit a uint16 label output)
+    np.save(sample / "two.npy", (np.indices((400, 400)).sum(0) % 2).astype(np.uint8))
     recipe = write(sample, """\
         [pipeline]
-        mem_limit = "1K"
+        mem_limit = "1M"
         [inputs]
         m = "two.npy"
         [[step]]
         name = "e"
         op = "label"
         input = "m"
+        dtype = "uint16"
         """)
     r = run("pipeline", recipe)
     assert r.returncode == 1 and "step 'e' (label)" in r.stderr, r.stderr
     log = json.loads((sample / "out" / "run.json").read_text())
     assert log["status"] == "failed" and log["steps"][0]["state"] == "failed"
-    assert "mem_limit" in log["steps"][0]["error"]
+    assert "do not fit the output dtype uint16" in log["steps"][0]["error"]
 
 
 HAS_THRESHOLD = any(op["name"] == "threshold" for op in voxa._voxa.ops())

@@ -54,8 +54,6 @@ def test_streamed_equals_in_memory(files, args, limit, chunks):
     args = [a.format(**paths) for a in args]
     a = run(*args, "-o", files / "whole.npy")
     assert a.returncode == 0, a.stderr
-    if args[0] == "label" and limit == "64K":
-        limit = "128K"  # label also keeps its face planes in memory
     extra = ["--mem-limit", limit]  # edt, roi, fill holes: streamed passes (run_*.c)
     if chunks and args[0] != "roi":  # roi: a gather into (N, *size); blocks of its output
         extra += ["--chunks", chunks]

@@ -158,12 +158,18 @@ static voxa_status psf_transform(voxa_rl_plan *p, const float *h, const int64_t 
 }
 
 /* Border weights of the wrap-free mode from a summed-area table of h
- * (computed once, serially: it is PSF-sized), then one box row per item. */
+ * (computed once, serially: it is PSF-sized), then one row class per item:
+ * row class (k0, k1) is computed at a representative box row (x0, x1) of
+ * that class (deconv_internal.h), so every voxel gets exactly the value
+ * the per-voxel formula gives it. */
 typedef struct weights_ctx {
     voxa_rl_plan *p;
     const double *S; /* (m0+1) x (m1+1) x (m2+1) summed-area table */
     double thr;
 } weights_ctx;
+
+/* A box coordinate of class k along an axis of image extent n, PSF m. */
+static int64_t cls_rep(int64_t k, int64_t n, int64_t m) { return k < m ? k : k + n - m; }
 
 static voxa_status weights_rows(int64_t lo, int64_t hi, int tid, void *ctx) {
     weights_ctx *W = ctx;
@@ -172,7 +178,8 @@ static voxa_status weights_rows(int64_t lo, int64_t hi, int tid, void *ctx) {
     int64_t b = p->m[1] + 1, cc = p->m[2] + 1;
 #define SAT(i, j, k) S[((i) * b + (j)) * cc + (k)]
     for (int64_t r = lo; r < hi; r++) {
-        int64_t x0 = r / p->L[1], x1 = r % p->L[1];
+        int64_t x0 = cls_rep(r / p->K[1], p->n[0], p->m[0]);
+        int64_t x1 = cls_rep(r % p->K[1], p->n[1], p->m[1]);
         /* k range per axis: [off - x + c, off + n - x + c) within [0, m) */
         int64_t l0 = p->off[0] - x0 + p->m[0] / 2, h0 = l0 + p->n[0];
         int64_t l1 = p->off[1] - x1 + p->m[1] / 2, h1 = l1 + p->n[1];
@@ -180,7 +187,7 @@ static voxa_status weights_rows(int64_t lo, int64_t hi, int tid, void *ctx) {
         if (h0 > p->m[0]) h0 = p->m[0];
         if (l1 < 0) l1 = 0;
         if (h1 > p->m[1]) h1 = p->m[1];
-        float *out = p->inva + r * p->L[2];
+        float *out = p->wtab + r * p->L[2];
         for (int64_t x2 = 0; x2 < p->L[2]; x2++) {
             int64_t l2 = p->off[2] - x2 + p->m[2] / 2, h2 = l2 + p->n[2];
             if (l2 < 0) l2 = 0;
@@ -210,9 +217,19 @@ static voxa_status border_weights(voxa_rl_plan *p, const float *h) {
                                SAT(i, j - 1, k - 1) + SAT(i - 1, j - 1, k - 1);
 #undef SAT
     weights_ctx W = {p, S, 1e-4 * p->psf_sum};
-    voxa_status st = voxa__parallel_for(p->rows, 16384 / p->L[2] + 1, weights_rows, &W);
+    voxa_status st =
+        voxa__parallel_for(p->K[0] * p->K[1], 16384 / p->L[2] + 1, weights_rows, &W);
     voxa__free(S);
     return st;
+}
+
+voxa_status voxa__rl_weights_box(const voxa_rl_plan *p, float **out) {
+    VOXA_FAIL_IF(!p || !out || !p->wtab, VOXA_EINVAL, "deconvolution: no border weights");
+    *out = voxa__malloc((size_t)p->nbox, sizeof(float));
+    VOXA_FAIL_IF(!*out, VOXA_ENOMEM, "deconvolution: cannot allocate border weights");
+    for (int64_t r = 0; r < p->rows; r++)
+        memcpy(*out + r * p->L[2], voxa__rl_wrow(p, r), (size_t)p->L[2] * sizeof(float));
+    return VOXA_OK;
 }
 
 /* ---- plan ------------------------------------------------------------------ */
@@ -226,7 +243,7 @@ void voxa_rl_plan_free(voxa_rl_plan *p) {
     if (p->hb != p->hf) fftwf_free(p->hb);
     fftwf_free(p->hf);
     fftwf_free(p->buf);
-    voxa__free(p->inva);
+    voxa__free(p->wtab);
     voxa__free(p);
 }
 
@@ -234,7 +251,7 @@ int64_t voxa_rl_plan_bytes(const voxa_rl_plan *p) {
     if (!p) return 0;
     int64_t cplx = p->nc * (int64_t)sizeof(fftwf_complex);
     return p->rows * p->px * (int64_t)sizeof(float) + cplx * (p->hb != p->hf ? 2 : 1) +
-           (p->inva ? p->nbox * (int64_t)sizeof(float) : 0);
+           (p->wtab ? p->K[0] * p->K[1] * p->L[2] * (int64_t)sizeof(float) : 0);
 }
 
 voxa_status voxa_rl_plan_new(voxa_rl_plan **out, int ndim, const int64_t *shape,
@@ -335,8 +352,10 @@ voxa_status voxa_rl_plan_new(voxa_rl_plan **out, int ndim, const int64_t *shape,
         p->hb = p->hf;
     }
     if (boundary == VOXA_RL_FREE) {
-        p->inva = voxa__malloc((size_t)p->nbox, sizeof(float));
-        VOXA_GOTO_IF(!p->inva, VOXA_ENOMEM, "deconvolution: cannot allocate border weights");
+        p->K[0] = p->m[0] + p->L[0] - p->n[0];
+        p->K[1] = p->m[1] + p->L[1] - p->n[1];
+        p->wtab = voxa__malloc((size_t)(p->K[0] * p->K[1] * p->L[2]), sizeof(float));
+        VOXA_GOTO_IF(!p->wtab, VOXA_ENOMEM, "deconvolution: cannot allocate border weights");
         st = border_weights(p, h);
         if (st != VOXA_OK) goto done;
     }

@@ -63,6 +63,13 @@ voxa_status voxa__rl_weights_box(const voxa_rl_plan *p, float **out);
 void voxa__fftw_lock(void);
 void voxa__fftw_unlock(void);
 
+/* The default wisdom cache (deconv_wisdom.c): its path (0 when off),
+ * import once per process and path (under the FFTW lock), save (outside it;
+ * failures are dropped: the cache never fails a run). */
+int voxa__wisdom_cache_path(char *buf, size_t size);
+void voxa__wisdom_cache_import(const char *path);
+void voxa__wisdom_cache_save(const char *path);
+
 /* Convert `in` (any real dtype, any strides, ndim 1..3) into a float32
  * C-contiguous buffer of the same element count; EINVAL naming `name` and
  * the first index whose value is NaN/inf or does not fit a float. */

@@ -31,11 +31,11 @@
  * work buffer ~|box| floats + H ~|box| floats (+1 for a second H in zero mode
  * with an even PSF extent, +|box| floats of weights in free mode). */
 #include "deconv_internal.h"
-#include "io/atomic.h"
 
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 static pthread_mutex_t fftw_mutex = PTHREAD_MUTEX_INITIALIZER;
@@ -50,36 +50,6 @@ void voxa__fftw_lock(void) {
 }
 
 void voxa__fftw_unlock(void) { pthread_mutex_unlock(&fftw_mutex); }
-
-/* ---- wisdom: FFTW's record of measured plans, kept across runs ------------ */
-
-voxa_status voxa_deconv_wisdom_load(const char *path) {
-    VOXA_FAIL_IF(!path, VOXA_EINVAL, "wisdom: NULL path");
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return voxa__error(VOXA_EIO, "wisdom: cannot open '%s': %s", path, strerror(errno));
-    voxa__fftw_lock();
-    int ok = fftwf_import_wisdom_from_file(f);
-    voxa__fftw_unlock();
-    fclose(f);
-    VOXA_FAIL_IF(!ok, VOXA_EFORMAT, "wisdom: '%s' is not FFTW single-precision wisdom", path);
-    return VOXA_OK;
-}
-
-voxa_status voxa_deconv_wisdom_save(const char *path) {
-    VOXA_FAIL_IF(!path, VOXA_EINVAL, "wisdom: NULL path");
-    voxa__atomic w;
-    FILE *f = NULL;
-    VOXA_CHECK(voxa__atomic_begin(&w, path));
-    voxa_status st = voxa__atomic_fopen(&w, &f);
-    if (st == VOXA_OK) {
-        voxa__fftw_lock();
-        fftwf_export_wisdom_to_file(f);
-        voxa__fftw_unlock();
-        if (ferror(f)) st = voxa__error(VOXA_EIO, "wisdom: cannot write '%s'", path);
-    }
-    return voxa__atomic_end(&w, f, st);
-}
 
 /* ---- names and options -------------------------------------------------- */
 
@@ -318,11 +288,22 @@ voxa_status voxa_rl_plan_new(voxa_rl_plan **out, int ndim, const int64_t *shape,
     for (int d = 0; d < ndim; d++) dims[d] = (int)p->L[3 - ndim + d];
     unsigned fl = (flags & VOXA_RL_MEASURE) ? FFTW_MEASURE : FFTW_ESTIMATE;
     p->threads = voxa_get_threads();
+    char wpath[4096];
+    int cache = voxa__wisdom_cache_path(wpath, sizeof wpath), grew = 0;
     voxa__fftw_lock();
+    if (cache) voxa__wisdom_cache_import(wpath);
+    char *w0 = cache && fl == FFTW_MEASURE ? fftwf_export_wisdom_to_string() : NULL;
     if (fftw_threads_ok) fftwf_plan_with_nthreads(p->threads);
     p->fwd = fftwf_plan_dft_r2c(ndim, dims, p->buf, (fftwf_complex *)p->buf, fl);
     p->inv = fftwf_plan_dft_c2r(ndim, dims, (fftwf_complex *)p->buf, p->buf, fl);
+    if (w0) { /* save only when measuring taught FFTW something new */
+        char *w1 = fftwf_export_wisdom_to_string();
+        grew = w1 && strcmp(w0, w1) != 0;
+        free(w1); /* FFTW: the caller frees with free() */
+        free(w0);
+    }
     voxa__fftw_unlock();
+    if (grew) voxa__wisdom_cache_save(wpath);
     VOXA_GOTO_IF(!p->fwd || !p->inv, VOXA_EINTERNAL,
                  "deconvolution: FFTW could not plan a transform of shape (%lld, %lld, %lld)",
                  (long long)p->L[0], (long long)p->L[1], (long long)p->L[2]);

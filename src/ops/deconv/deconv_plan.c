@@ -22,14 +22,18 @@
  * deconvolution", A&A 437:369). a(x) = sum_k h[k] w(x + k - c) is the PSF
  * mass that object voxel x sends into the data window. The window is a box,
  * so a(x) is the sum of h over a box of k: it comes exactly (double) from a
- * summed-area table of h with 8 look-ups per voxel, no FFT noise. Voxels
- * with a < 1e-4 * sum(h) are dropped from the object (weight 0), as the
- * paper suggests, because they are not determined by the data.
+ * summed-area table of h with 8 look-ups, no FFT noise. Voxels with
+ * a < 1e-4 * sum(h) are dropped from the object (weight 0), as the paper
+ * suggests, because they are not determined by the data. a depends on each
+ * coordinate only through its class (deconv_internal.h), so the plan keeps
+ * one row of weights per (class0, class1) pair, not a box.
  *
  * Cost: planning O(|box| log |box|) (ESTIMATE) or seconds (MEASURE, which
- * plans on the work buffer before anything is stored in it); memory:
+ * plans on the work buffer before anything is stored in it; the per-user
+ * wisdom cache of deconv_wisdom.c makes that once per shape); memory:
  * work buffer ~|box| floats + H ~|box| floats (+1 for a second H in zero mode
- * with an even PSF extent, +|box| floats of weights in free mode). */
+ * with an even PSF extent) + (m0+L0-n0)(m1+L1-n1)L2 floats of weights in
+ * free mode. */
 #include "deconv_internal.h"
 
 #include <errno.h>

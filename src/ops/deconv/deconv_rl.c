@@ -6,7 +6,7 @@
  *   3. c2r                          buf <- blurred estimate b
  *   4. buf <- w * g / b             ratio pass (mode rule below)
  *   5. r2c, buf *= conj(Hb), c2r    buf <- c = H^T ratio
- *   6. f <- f * c * inva; buf <- f  update pass, which also loads the next
+ *   6. f <- f * c / a; buf <- f     update pass, which also loads the next
  *                                   iteration's r2c input
  * Four FFTs and four streaming passes; nothing else touches memory.
  *
@@ -28,9 +28,11 @@
  * The dot products are summed per box row in double and then in row order,
  * so they do not depend on the thread count.
  *
- * Memory (periodic, float32 contiguous in and out): the output array doubles
- * as f and the input is read in place, so beyond the caller's two arrays the
- * plan's buffer and H (~2 image sizes) are all: 4x the image in total. */
+ * Storage of the estimate: its window in the caller's output when that is
+ * float32, C-contiguous and not clipped (else one window-sized buffer), the
+ * rest of the box in a "shell" array, row by row (row_spans). So beyond the
+ * caller's two arrays: the plan's buffer and H (~2 box sizes) plus the shell
+ * (box - image; none in periodic mode, where that is 4x the image in all). */
 #include "deconv_internal.h"
 
 #include <math.h>

@@ -18,6 +18,15 @@ once. Peak RSS: the process's VmHWM during the call (reset before it),
 Then the acceleration figure: error to the known ground truth of a synthetic
 blurred, noisy sample after k plain and k accelerated iterations.
 
+Before/after a change (issue 14, free mode): python bench/bench_deconv.py
+--before OLD_voxa.so [--rounds=N] [--threads=T] [--quick] times a copy of the
+extension built before the change against the current one, interleaved in
+this process (each round runs old/new x periodic/free once, order reversed
+every other round), 3 iterations per call, per-iteration time from the
+progress stamps (median of the call's iterations); then the added peak RSS
+of each (once, separately, output allocated inside the call as a user's
+richardson_lucy does).
+
 Usage: python bench/bench_deconv.py [--quick]   (--quick: small shapes)
 """
 import os
@@ -264,7 +273,70 @@ def accel_table():
     return "\n".join(out) + "\n"
 
 
+def before_after(old_path):
+    from common import interleave, load_other_ext, loadavg, ratio_stats
+    old = load_other_ext(old_path)
+    rounds = 5 if QUICK else 11
+    threads = 2
+    for a in sys.argv:
+        if a.startswith("--rounds="):
+            rounds = int(a.split("=", 1)[1])
+        if a.startswith("--threads="):
+            threads = int(a.split("=", 1)[1])
+    shape = (32, 128, 128) if QUICK else (128, 512, 512)
+    g = np.random.default_rng(0).random(shape, dtype=np.float32) + 0.1
+    h = voxa.gaussian_psf((32, 32, 32), (3, 2, 2))
+    voxa.set_threads(threads)
+
+    def per_iter(mod, boundary):
+        stamps = []
+        out = np.empty(shape, np.float32)
+        mod.run_op("deconvolve", g, out, psf=h, boundary=boundary, iterations=3,
+                   progress=lambda d, t: stamps.append(time.perf_counter()))
+        return statistics.median(np.diff(stamps))
+
+    box = {}
+    calls = []
+    for name, mod, b in (("before periodic", old, "periodic"), ("before free", old, "free"),
+                         ("after periodic", voxa._voxa, "periodic"),
+                         ("after free", voxa._voxa, "free")):
+        box[name] = []
+        calls.append((name, (lambda n=name, m=mod, bb=b: box[n].append(per_iter(m, bb)))))
+    load0 = loadavg()
+    interleave(calls, rounds)
+    load1 = loadavg()
+    peaks = {}
+    for name, mod, b in (("before free", old, "free"), ("after free", voxa._voxa, "free"),
+                         ("before periodic", old, "periodic"),
+                         ("after periodic", voxa._voxa, "periodic")):
+        base = _read_status("VmRSS")
+        _reset_peak()
+        out = np.empty(shape, np.float32)
+        out.fill(0)
+        mod.run_op("deconvolve", g, out, psf=h, boundary=b, iterations=1)
+        peaks[name] = _read_status("VmHWM") - base
+        del out
+    ims = g.nbytes
+    print(f"### before/after, RL {shape} float32, PSF (32,32,32), {threads} thread(s), "
+          f"{rounds} interleaved rounds (load {load0} / {load1})\n")
+    print("| method | s/iteration median | min-max | added peak (x image) |\n|---|---|---|---|")
+    for name, ts in box.items():
+        ts = ts[-rounds:]
+        print(f"| {name} | {statistics.median(ts):.3f} | {min(ts):.3f}-{max(ts):.3f} | "
+              f"{fmt_bytes(peaks[name])} ({peaks[name] / ims:.2f}x) |")
+
+    def rs(a, b):
+        m, lo, hi = ratio_stats(box[a][-rounds:], box[b][-rounds:])
+        return f"{m:.2f}x ({lo:.2f}-{hi:.2f})"
+    print(f"\nper round, median (min-max): free/periodic before {rs('before free', 'before periodic')}, "
+          f"after {rs('after free', 'after periodic')}; after/before free "
+          f"{rs('after free', 'before free')}, periodic {rs('after periodic', 'before periodic')}\n")
+
+
 def main():
+    if "--before" in sys.argv:
+        before_after(sys.argv[sys.argv.index("--before") + 1])
+        return
     print(f"## W2 Richardson-Lucy\n\nmachine: {machine()}\n")
     if "--accel" in sys.argv:
         print(accel_table())

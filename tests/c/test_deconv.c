@@ -5,6 +5,7 @@
 #include "vtest.h"
 
 #include <math.h>
+#include <stdlib.h>
 
 static uint32_t rng_state = 12345;
 static float frand(void) {
@@ -196,6 +197,7 @@ static void test_bad_inputs(void) {
 }
 
 int main(void) {
+    setenv("VOXA_FFTW_WISDOM", "off", 1); /* no user wisdom cache in tests */
     RUN(test_delta_identity);
     RUN(test_flux_and_flat);
     RUN(test_plan_reuse_and_cancel);

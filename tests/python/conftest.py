@@ -6,6 +6,8 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # The CLI under test (`make test-python` sets VOXA_CLI; default: the build's).
 CLI = os.environ.get("VOXA_CLI", os.path.join(ROOT, "build", "voxa"))
+# FFTW's wisdom cache (docs/deconv.md) stays off: tests never touch the real home.
+os.environ.setdefault("VOXA_FFTW_WISDOM", "off")
 
 
 @pytest.fixture

@@ -157,8 +157,12 @@ voxa_status voxa__rl_gpu_execute(voxa_backend b, voxa_rl_plan *p, const voxa_arr
         st = voxa__gpu_upload(g, p->hb, (size_t)nc * 2 * fb, "PSF transform", &buf[HB]);
     if (st == VOXA_OK) st = voxa__gpu_alloc(g, (size_t)B * fb, "estimate", &buf[EST]);
     if (st == VOXA_OK) st = voxa__gpu_upload(g, gi, (size_t)nwin * fb, "image", &buf[IMG]);
-    if (st == VOXA_OK && p->inva)
-        st = voxa__gpu_upload(g, p->inva, (size_t)B * fb, "border weights", &buf[INVA]);
+    if (st == VOXA_OK && p->wtab) { /* the CPU keeps them per row class: expand */
+        float *w = NULL;
+        st = voxa__rl_weights_box(p, &w);
+        if (st == VOXA_OK) st = voxa__gpu_upload(g, w, (size_t)B * fb, "border weights", &buf[INVA]);
+        voxa__free(w);
+    }
     for (int k = XPREV; acc && k <= DOLD && st == VOXA_OK; k++)
         st = voxa__gpu_alloc(g, (size_t)B * fb, "acceleration", &buf[k]);
     if (st == VOXA_OK && acc)
@@ -166,7 +170,7 @@ voxa_status voxa__rl_gpu_execute(voxa_backend b, voxa_rl_plan *p, const voxa_arr
                              &buf[DOTS]);
     if (st != VOXA_OK) goto done;
     uintptr_t hb = p->hb != p->hf ? buf[HB].h : buf[HF].h;
-    uintptr_t inva = p->inva ? buf[INVA].h : buf[EST].h; /* unread unless free */
+    uintptr_t inva = p->wtab ? buf[INVA].h : buf[EST].h; /* unread unless free */
     uintptr_t dn = acc ? buf[DNEW].h : buf[EST].h, dold = acc ? buf[DOLD].h : buf[EST].h;
     int64_t L1 = p->L[1], L2 = p->L[2], n0 = p->n[0], n1 = p->n[1], n2 = p->n[2];
     int64_t o0 = p->off[0], o1 = p->off[1], o2 = p->off[2], rows = p->rows;

@@ -32,15 +32,43 @@ struct voxa_rl_plan {
     float *buf;                 /* rows * px floats, FFT work space */
     fftwf_complex *hf;          /* PSF transform (forward), scaled by 1/nbox */
     fftwf_complex *hb;          /* backward (== hf unless zero mode, even m) */
-    float *inva;                /* free mode: 1 / H^T(window), 0 where tiny */
+    float *wtab;                /* free mode: 1 / H^T(window) per row class */
+    int64_t K[2];               /* row classes along axes 0 and 1 (free mode) */
     double psf_sum;
     fftwf_plan fwd, inv;
     int threads;                /* threads the FFTW plans were made for */
 };
 
+/* Border weights (free mode). The weight of box voxel x depends on x_d only
+ * through its class: x_d < m_d - 1 (own class), m_d - 1 <= x_d <= n_d - 1
+ * (one interior class, the PSF's whole extent lands in the window), or
+ * x_d > n_d - 1 (own class). So K_d = m_d + L_d - n_d classes per axis and
+ * the table holds K0 * K1 rows of L2 weights instead of a box. */
+static inline int64_t voxa__rl_cls(int64_t x, int64_t n, int64_t m) {
+    return x < m - 1 ? x : x <= n - 1 ? m - 1 : x - n + m;
+}
+
+/* The weights' row for box row r (free mode only). */
+static inline const float *voxa__rl_wrow(const voxa_rl_plan *p, int64_t r) {
+    int64_t c0 = voxa__rl_cls(r / p->L[1], p->n[0], p->m[0]);
+    int64_t c1 = voxa__rl_cls(r % p->L[1], p->n[1], p->m[1]);
+    return p->wtab + (c0 * p->K[1] + c1) * p->L[2];
+}
+
+/* The weights expanded to the whole box (L0 x L1 x L2 floats, for the GPU
+ * path); *out is voxa__malloc'ed, the caller frees it. */
+voxa_status voxa__rl_weights_box(const voxa_rl_plan *p, float **out);
+
 /* The one lock around FFTW's planner (not thread-safe); execute needs none. */
 void voxa__fftw_lock(void);
 void voxa__fftw_unlock(void);
+
+/* The default wisdom cache (deconv_wisdom.c): its path (0 when off),
+ * import once per process and path (under the FFTW lock), save (outside it;
+ * failures are dropped: the cache never fails a run). */
+int voxa__wisdom_cache_path(char *buf, size_t size);
+void voxa__wisdom_cache_import(const char *path);
+void voxa__wisdom_cache_save(const char *path);
 
 /* Convert `in` (any real dtype, any strides, ndim 1..3) into a float32
  * C-contiguous buffer of the same element count; EINVAL naming `name` and

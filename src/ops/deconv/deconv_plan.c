@@ -22,20 +22,24 @@
  * deconvolution", A&A 437:369). a(x) = sum_k h[k] w(x + k - c) is the PSF
  * mass that object voxel x sends into the data window. The window is a box,
  * so a(x) is the sum of h over a box of k: it comes exactly (double) from a
- * summed-area table of h with 8 look-ups per voxel, no FFT noise. Voxels
- * with a < 1e-4 * sum(h) are dropped from the object (weight 0), as the
- * paper suggests, because they are not determined by the data.
+ * summed-area table of h with 8 look-ups, no FFT noise. Voxels with
+ * a < 1e-4 * sum(h) are dropped from the object (weight 0), as the paper
+ * suggests, because they are not determined by the data. a depends on each
+ * coordinate only through its class (deconv_internal.h), so the plan keeps
+ * one row of weights per (class0, class1) pair, not a box.
  *
  * Cost: planning O(|box| log |box|) (ESTIMATE) or seconds (MEASURE, which
- * plans on the work buffer before anything is stored in it); memory:
+ * plans on the work buffer before anything is stored in it; the per-user
+ * wisdom cache of deconv_wisdom.c makes that once per shape); memory:
  * work buffer ~|box| floats + H ~|box| floats (+1 for a second H in zero mode
- * with an even PSF extent, +|box| floats of weights in free mode). */
+ * with an even PSF extent) + (m0+L0-n0)(m1+L1-n1)L2 floats of weights in
+ * free mode. */
 #include "deconv_internal.h"
-#include "io/atomic.h"
 
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 static pthread_mutex_t fftw_mutex = PTHREAD_MUTEX_INITIALIZER;
@@ -50,36 +54,6 @@ void voxa__fftw_lock(void) {
 }
 
 void voxa__fftw_unlock(void) { pthread_mutex_unlock(&fftw_mutex); }
-
-/* ---- wisdom: FFTW's record of measured plans, kept across runs ------------ */
-
-voxa_status voxa_deconv_wisdom_load(const char *path) {
-    VOXA_FAIL_IF(!path, VOXA_EINVAL, "wisdom: NULL path");
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return voxa__error(VOXA_EIO, "wisdom: cannot open '%s': %s", path, strerror(errno));
-    voxa__fftw_lock();
-    int ok = fftwf_import_wisdom_from_file(f);
-    voxa__fftw_unlock();
-    fclose(f);
-    VOXA_FAIL_IF(!ok, VOXA_EFORMAT, "wisdom: '%s' is not FFTW single-precision wisdom", path);
-    return VOXA_OK;
-}
-
-voxa_status voxa_deconv_wisdom_save(const char *path) {
-    VOXA_FAIL_IF(!path, VOXA_EINVAL, "wisdom: NULL path");
-    voxa__atomic w;
-    FILE *f = NULL;
-    VOXA_CHECK(voxa__atomic_begin(&w, path));
-    voxa_status st = voxa__atomic_fopen(&w, &f);
-    if (st == VOXA_OK) {
-        voxa__fftw_lock();
-        fftwf_export_wisdom_to_file(f);
-        voxa__fftw_unlock();
-        if (ferror(f)) st = voxa__error(VOXA_EIO, "wisdom: cannot write '%s'", path);
-    }
-    return voxa__atomic_end(&w, f, st);
-}
 
 /* ---- names and options -------------------------------------------------- */
 
@@ -158,12 +132,18 @@ static voxa_status psf_transform(voxa_rl_plan *p, const float *h, const int64_t 
 }
 
 /* Border weights of the wrap-free mode from a summed-area table of h
- * (computed once, serially: it is PSF-sized), then one box row per item. */
+ * (computed once, serially: it is PSF-sized), then one row class per item:
+ * row class (k0, k1) is computed at a representative box row (x0, x1) of
+ * that class (deconv_internal.h), so every voxel gets exactly the value
+ * the per-voxel formula gives it. */
 typedef struct weights_ctx {
     voxa_rl_plan *p;
     const double *S; /* (m0+1) x (m1+1) x (m2+1) summed-area table */
     double thr;
 } weights_ctx;
+
+/* A box coordinate of class k along an axis of image extent n, PSF m. */
+static int64_t cls_rep(int64_t k, int64_t n, int64_t m) { return k < m ? k : k + n - m; }
 
 static voxa_status weights_rows(int64_t lo, int64_t hi, int tid, void *ctx) {
     weights_ctx *W = ctx;
@@ -172,7 +152,8 @@ static voxa_status weights_rows(int64_t lo, int64_t hi, int tid, void *ctx) {
     int64_t b = p->m[1] + 1, cc = p->m[2] + 1;
 #define SAT(i, j, k) S[((i) * b + (j)) * cc + (k)]
     for (int64_t r = lo; r < hi; r++) {
-        int64_t x0 = r / p->L[1], x1 = r % p->L[1];
+        int64_t x0 = cls_rep(r / p->K[1], p->n[0], p->m[0]);
+        int64_t x1 = cls_rep(r % p->K[1], p->n[1], p->m[1]);
         /* k range per axis: [off - x + c, off + n - x + c) within [0, m) */
         int64_t l0 = p->off[0] - x0 + p->m[0] / 2, h0 = l0 + p->n[0];
         int64_t l1 = p->off[1] - x1 + p->m[1] / 2, h1 = l1 + p->n[1];
@@ -180,7 +161,7 @@ static voxa_status weights_rows(int64_t lo, int64_t hi, int tid, void *ctx) {
         if (h0 > p->m[0]) h0 = p->m[0];
         if (l1 < 0) l1 = 0;
         if (h1 > p->m[1]) h1 = p->m[1];
-        float *out = p->inva + r * p->L[2];
+        float *out = p->wtab + r * p->L[2];
         for (int64_t x2 = 0; x2 < p->L[2]; x2++) {
             int64_t l2 = p->off[2] - x2 + p->m[2] / 2, h2 = l2 + p->n[2];
             if (l2 < 0) l2 = 0;
@@ -210,9 +191,19 @@ static voxa_status border_weights(voxa_rl_plan *p, const float *h) {
                                SAT(i, j - 1, k - 1) + SAT(i - 1, j - 1, k - 1);
 #undef SAT
     weights_ctx W = {p, S, 1e-4 * p->psf_sum};
-    voxa_status st = voxa__parallel_for(p->rows, 16384 / p->L[2] + 1, weights_rows, &W);
+    voxa_status st =
+        voxa__parallel_for(p->K[0] * p->K[1], 16384 / p->L[2] + 1, weights_rows, &W);
     voxa__free(S);
     return st;
+}
+
+voxa_status voxa__rl_weights_box(const voxa_rl_plan *p, float **out) {
+    VOXA_FAIL_IF(!p || !out || !p->wtab, VOXA_EINVAL, "deconvolution: no border weights");
+    *out = voxa__malloc((size_t)p->nbox, sizeof(float));
+    VOXA_FAIL_IF(!*out, VOXA_ENOMEM, "deconvolution: cannot allocate border weights");
+    for (int64_t r = 0; r < p->rows; r++)
+        memcpy(*out + r * p->L[2], voxa__rl_wrow(p, r), (size_t)p->L[2] * sizeof(float));
+    return VOXA_OK;
 }
 
 /* ---- plan ------------------------------------------------------------------ */
@@ -226,7 +217,7 @@ void voxa_rl_plan_free(voxa_rl_plan *p) {
     if (p->hb != p->hf) fftwf_free(p->hb);
     fftwf_free(p->hf);
     fftwf_free(p->buf);
-    voxa__free(p->inva);
+    voxa__free(p->wtab);
     voxa__free(p);
 }
 
@@ -234,7 +225,7 @@ int64_t voxa_rl_plan_bytes(const voxa_rl_plan *p) {
     if (!p) return 0;
     int64_t cplx = p->nc * (int64_t)sizeof(fftwf_complex);
     return p->rows * p->px * (int64_t)sizeof(float) + cplx * (p->hb != p->hf ? 2 : 1) +
-           (p->inva ? p->nbox * (int64_t)sizeof(float) : 0);
+           (p->wtab ? p->K[0] * p->K[1] * p->L[2] * (int64_t)sizeof(float) : 0);
 }
 
 voxa_status voxa_rl_plan_new(voxa_rl_plan **out, int ndim, const int64_t *shape,
@@ -301,11 +292,22 @@ voxa_status voxa_rl_plan_new(voxa_rl_plan **out, int ndim, const int64_t *shape,
     for (int d = 0; d < ndim; d++) dims[d] = (int)p->L[3 - ndim + d];
     unsigned fl = (flags & VOXA_RL_MEASURE) ? FFTW_MEASURE : FFTW_ESTIMATE;
     p->threads = voxa_get_threads();
+    char wpath[4096];
+    int cache = voxa__wisdom_cache_path(wpath, sizeof wpath), grew = 0;
     voxa__fftw_lock();
+    if (cache) voxa__wisdom_cache_import(wpath);
+    char *w0 = cache && fl == FFTW_MEASURE ? fftwf_export_wisdom_to_string() : NULL;
     if (fftw_threads_ok) fftwf_plan_with_nthreads(p->threads);
     p->fwd = fftwf_plan_dft_r2c(ndim, dims, p->buf, (fftwf_complex *)p->buf, fl);
     p->inv = fftwf_plan_dft_c2r(ndim, dims, (fftwf_complex *)p->buf, p->buf, fl);
+    if (w0) { /* save only when measuring taught FFTW something new */
+        char *w1 = fftwf_export_wisdom_to_string();
+        grew = w1 && strcmp(w0, w1) != 0;
+        free(w1); /* FFTW: the caller frees with free() */
+        free(w0);
+    }
     voxa__fftw_unlock();
+    if (grew) voxa__wisdom_cache_save(wpath);
     VOXA_GOTO_IF(!p->fwd || !p->inv, VOXA_EINTERNAL,
                  "deconvolution: FFTW could not plan a transform of shape (%lld, %lld, %lld)",
                  (long long)p->L[0], (long long)p->L[1], (long long)p->L[2]);
@@ -335,8 +337,10 @@ voxa_status voxa_rl_plan_new(voxa_rl_plan **out, int ndim, const int64_t *shape,
         p->hb = p->hf;
     }
     if (boundary == VOXA_RL_FREE) {
-        p->inva = voxa__malloc((size_t)p->nbox, sizeof(float));
-        VOXA_GOTO_IF(!p->inva, VOXA_ENOMEM, "deconvolution: cannot allocate border weights");
+        p->K[0] = p->m[0] + p->L[0] - p->n[0];
+        p->K[1] = p->m[1] + p->L[1] - p->n[1];
+        p->wtab = voxa__malloc((size_t)(p->K[0] * p->K[1] * p->L[2]), sizeof(float));
+        VOXA_GOTO_IF(!p->wtab, VOXA_ENOMEM, "deconvolution: cannot allocate border weights");
         st = border_weights(p, h);
         if (st != VOXA_OK) goto done;
     }

@@ -6,7 +6,7 @@
  *   3. c2r                          buf <- blurred estimate b
  *   4. buf <- w * g / b             ratio pass (mode rule below)
  *   5. r2c, buf *= conj(Hb), c2r    buf <- c = H^T ratio
- *   6. f <- f * c * inva; buf <- f  update pass, which also loads the next
+ *   6. f <- f * c / a; buf <- f     update pass, which also loads the next
  *                                   iteration's r2c input
  * Four FFTs and four streaming passes; nothing else touches memory.
  *
@@ -28,9 +28,11 @@
  * The dot products are summed per box row in double and then in row order,
  * so they do not depend on the thread count.
  *
- * Memory (periodic, float32 contiguous in and out): the output array doubles
- * as f and the input is read in place, so beyond the caller's two arrays the
- * plan's buffer and H (~2 image sizes) are all: 4x the image in total. */
+ * Storage of the estimate: its window in the caller's output when that is
+ * float32, C-contiguous and not clipped (else one window-sized buffer), the
+ * rest of the box in a "shell" array, row by row (row_spans). So beyond the
+ * caller's two arrays: the plan's buffer and H (~2 box sizes) plus the shell
+ * (box - image; none in periodic mode, where that is 4x the image in all). */
 #include "deconv_internal.h"
 
 #include <math.h>
@@ -39,13 +41,14 @@
 typedef struct run {
     const voxa_rl_plan *p;
     const float *g;     /* window-shaped data, C-contiguous */
-    float *f;           /* box-shaped estimate (unpadded rows of L[2]) */
-    float *xprev, *gnew, *gold; /* acceleration (else NULL) */
+    float *fwin;        /* the estimate on the window (window-shaped) */
+    float *fshell;      /* the estimate on the rest of the box, row by row */
+    float *xprev, *gnew, *gold; /* acceleration (else NULL), box-shaped */
     double *dots;       /* 2 per box row */
     const fftwf_complex *h;
     float alpha;
+    float mean;         /* free mode's starting value */
     float fe;           /* filter_epsilon (zero mode); -inf when off */
-    int load;           /* update pass also writes buf <- f */
 } run;
 
 /* Row r of the box -> row of g, or -1 outside the window. */
@@ -53,6 +56,37 @@ static inline int64_t window_row(const voxa_rl_plan *p, int64_t r) {
     int64_t z = r / p->L[1] - p->off[0], y = r % p->L[1] - p->off[1];
     if (z < 0 || z >= p->n[0] || y < 0 || y >= p->n[1]) return -1;
     return z * p->n[1] + y;
+}
+
+/* The estimate's storage for box row r as up to three spans covering
+ * [0, L2) in order: a row outside the window is one span of the shell; a
+ * window row is shell [0, off2), window row [off2, off2 + n2), shell rest.
+ * The shell holds the box minus the window, row by row: row r starts at
+ * r * L2 minus n2 for every window row before it. Returns the span count;
+ * `mid` is the index of the window span (-1 if none). */
+typedef struct span {
+    float *f;
+    int64_t x, len;
+} span;
+
+static inline int row_spans(const run *R, int64_t r, span *s, int *mid) {
+    const voxa_rl_plan *p = R->p;
+    int64_t z = r / p->L[1] - p->off[0], y = r % p->L[1] - p->off[1];
+    int64_t wz = z < 0 ? 0 : z > p->n[0] ? p->n[0] : z;
+    int64_t wy = (z < 0 || z >= p->n[0]) ? 0 : y < 0 ? 0 : y > p->n[1] ? p->n[1] : y;
+    float *sh = R->fshell + r * p->L[2] - (wz * p->n[1] + wy) * p->n[2];
+    int64_t wr = window_row(p, r), o2 = p->off[2], n2 = p->n[2], L2 = p->L[2];
+    int k = 0;
+    *mid = -1;
+    if (wr < 0) {
+        s[k++] = (span){sh, 0, L2};
+        return k;
+    }
+    if (o2 > 0) s[k++] = (span){sh, 0, o2};
+    *mid = k;
+    s[k++] = (span){R->fwin + wr * n2, o2, n2};
+    if (L2 > o2 + n2) s[k++] = (span){sh + o2, o2 + n2, L2 - o2 - n2};
+    return k;
 }
 
 static voxa_status pass_mul(int64_t lo, int64_t hi, int tid, void *ctx) {
@@ -116,49 +150,75 @@ static voxa_status pass_ratio(int64_t lo, int64_t hi, int tid, void *ctx) {
     return VOXA_OK;
 }
 
-/* f <- update(f, c); buf <- f when loading; with acceleration also the step
- * d = f_new - f and the row's dot products. */
+/* f <- update(f, c) and buf <- f (the next iteration's r2c input); with
+ * acceleration also the step d = f_new - f and the row's dot products. */
 static voxa_status pass_update(int64_t lo, int64_t hi, int tid, void *ctx) {
     run *R = ctx;
     const voxa_rl_plan *p = R->p;
     int64_t L2 = p->L[2];
+    span s[3];
+    int mid;
     for (int64_t r = lo; r < hi; r++) {
         float *b = p->buf + r * p->px;
-        float *f = R->f + r * L2;
-        if (p->boundary == VOXA_RL_FREE) {
-            const float *ia = p->inva + r * L2;
-            for (int64_t x = 0; x < L2; x++) {
-                float v = f[x] * b[x] * ia[x];
-                b[x] = v > 0 ? v : 0.0f; /* also maps NaN (0 * inf) to 0 */
-            }
-        } else if (p->boundary == VOXA_RL_PERIODIC) {
-            for (int64_t x = 0; x < L2; x++) {
-                float v = f[x] * b[x];
-                b[x] = v > 0 ? v : 0.0f;
-            }
-        } else {
-            int64_t wr = window_row(p, r);
-            if (wr < 0) {
-                memset(b, 0, (size_t)L2 * sizeof(float));
+        int ns = row_spans(R, r, s, &mid);
+        const float *w = p->boundary == VOXA_RL_FREE ? voxa__rl_wrow(p, r) : NULL;
+        float *gn = R->gnew ? R->gnew + r * L2 : NULL;
+        const float *go = R->gold ? R->gold + r * L2 : NULL;
+        double num = 0, den = 0;
+        for (int k = 0; k < ns; k++) {
+            float *f = s[k].f, *bx = b + s[k].x;
+            int64_t len = s[k].len;
+            if (gn) { /* the step first, while f still holds the old estimate */
+                float *gx = gn + s[k].x;
+                const float *ox = go + s[k].x;
+                for (int64_t x = 0; x < len; x++) {
+                    float v;
+                    if (w) {
+                        v = f[x] * bx[x] * w[s[k].x + x];
+                        v = v > 0 ? v : 0.0f;
+                    } else if (p->boundary == VOXA_RL_PERIODIC) {
+                        v = f[x] * bx[x];
+                        v = v > 0 ? v : 0.0f;
+                    } else {
+                        v = k == mid ? f[x] * bx[x] : 0.0f;
+                    }
+                    float d = v - f[x];
+                    gx[x] = d;
+                    num += (double)d * ox[x];
+                    den += (double)ox[x] * ox[x];
+                    bx[x] = v;
+                    f[x] = v;
+                }
+            } else if (w) {
+                const float *wx = w + s[k].x;
+                for (int64_t x = 0; x < len; x++) {
+                    float v = f[x] * bx[x] * wx[x];
+                    v = v > 0 ? v : 0.0f; /* also maps NaN (0 * inf) to 0 */
+                    bx[x] = v;
+                    f[x] = v;
+                }
+            } else if (p->boundary == VOXA_RL_PERIODIC) {
+                for (int64_t x = 0; x < len; x++) {
+                    float v = f[x] * bx[x];
+                    v = v > 0 ? v : 0.0f;
+                    bx[x] = v;
+                    f[x] = v;
+                }
+            } else if (k == mid) { /* zero: unclamped on the window */
+                for (int64_t x = 0; x < len; x++) {
+                    float v = f[x] * bx[x];
+                    bx[x] = v;
+                    f[x] = v;
+                }
             } else {
-                for (int64_t x = 0; x < L2; x++) b[x] = x < p->n[2] ? f[x] * b[x] : 0.0f;
+                memset(bx, 0, (size_t)len * sizeof(float));
+                memset(f, 0, (size_t)len * sizeof(float));
             }
         }
-        /* b now holds the new estimate. */
-        if (R->gnew) {
-            float *gn = R->gnew + r * L2;
-            const float *go = R->gold + r * L2;
-            double num = 0, den = 0;
-            for (int64_t x = 0; x < L2; x++) {
-                float d = b[x] - f[x];
-                gn[x] = d;
-                num += (double)d * go[x];
-                den += (double)go[x] * go[x];
-            }
+        if (gn) {
             R->dots[2 * r] = num;
             R->dots[2 * r + 1] = den;
         }
-        memcpy(f, b, (size_t)L2 * sizeof(float));
     }
     return VOXA_OK;
 }
@@ -169,53 +229,71 @@ static voxa_status pass_extrapolate(int64_t lo, int64_t hi, int tid, void *ctx) 
     const voxa_rl_plan *p = R->p;
     int64_t L2 = p->L[2];
     float a = R->alpha;
+    span s[3];
+    int mid;
     for (int64_t r = lo; r < hi; r++) {
-        float *f = R->f + r * L2, *xp = R->xprev + r * L2, *b = p->buf + r * p->px;
-        for (int64_t x = 0; x < L2; x++) {
-            float v = f[x] + a * (f[x] - xp[x]);
-            v = v > 0 ? v : 0.0f;
-            xp[x] = f[x];
-            f[x] = v;
-            b[x] = v;
+        float *xp = R->xprev + r * L2, *b = p->buf + r * p->px;
+        int ns = row_spans(R, r, s, &mid);
+        for (int k = 0; k < ns; k++) {
+            float *f = s[k].f, *xk = xp + s[k].x, *bx = b + s[k].x;
+            for (int64_t x = 0; x < s[k].len; x++) {
+                float v = f[x] + a * (f[x] - xk[x]);
+                v = v > 0 ? v : 0.0f;
+                xk[x] = f[x];
+                f[x] = v;
+                bx[x] = v;
+            }
         }
     }
     return VOXA_OK;
 }
 
+/* buf <- f; with acceleration also x_prev <- f. */
 static voxa_status pass_load(int64_t lo, int64_t hi, int tid, void *ctx) {
     run *R = ctx;
     const voxa_rl_plan *p = R->p;
-    for (int64_t r = lo; r < hi; r++)
-        memcpy(p->buf + r * p->px, R->f + r * p->L[2], (size_t)p->L[2] * sizeof(float));
+    span s[3];
+    int mid;
+    for (int64_t r = lo; r < hi; r++) {
+        int ns = row_spans(R, r, s, &mid);
+        for (int k = 0; k < ns; k++) {
+            size_t bytes = (size_t)s[k].len * sizeof(float);
+            memcpy(p->buf + r * p->px + s[k].x, s[k].f, bytes);
+            if (R->xprev) memcpy(R->xprev + r * p->L[2] + s[k].x, s[k].f, bytes);
+        }
+    }
     return VOXA_OK;
 }
 
-/* The starting estimate on the box. */
-static void start(const voxa_rl_plan *p, const float *g, float *f) {
-    int64_t L2 = p->L[2];
-    if (p->boundary == VOXA_RL_PERIODIC) {
-        if (f != g) memcpy(f, g, (size_t)p->nbox * sizeof(float));
-        return;
-    }
-    double mean = 0;
-    if (p->boundary == VOXA_RL_FREE) {
-        int64_t nwin = p->n[0] * p->n[1] * p->n[2];
-        for (int64_t i = 0; i < nwin; i++) mean += g[i];
-        mean /= (double)nwin;
-    }
-    for (int64_t r = 0; r < p->rows; r++) {
-        float *fr = f + r * L2;
-        if (p->boundary == VOXA_RL_FREE) {
-            const float *ia = p->inva + r * L2;
-            for (int64_t x = 0; x < L2; x++) fr[x] = ia[x] > 0 ? (float)mean : 0.0f;
-        } else {
-            int64_t wr = window_row(p, r);
-            for (int64_t x = 0; x < L2; x++) fr[x] = (wr >= 0 && x < p->n[2]) ? 0.5f : 0.0f;
+/* The starting estimate: periodic f = g (W2); zero 0.5 on the window, 0
+ * elsewhere (scikit-image); free the mean of g wherever the weight is > 0. */
+static voxa_status pass_start(int64_t lo, int64_t hi, int tid, void *ctx) {
+    run *R = ctx;
+    const voxa_rl_plan *p = R->p;
+    span s[3];
+    int mid;
+    for (int64_t r = lo; r < hi; r++) {
+        int ns = row_spans(R, r, s, &mid);
+        const float *w = p->boundary == VOXA_RL_FREE ? voxa__rl_wrow(p, r) : NULL;
+        for (int k = 0; k < ns; k++) {
+            float *f = s[k].f;
+            if (p->boundary == VOXA_RL_PERIODIC) {
+                /* every row is a window row: f = g's row */
+                memcpy(f, R->g + (f - R->fwin), (size_t)s[k].len * sizeof(float));
+            } else if (w) {
+                const float *wx = w + s[k].x;
+                for (int64_t x = 0; x < s[k].len; x++) f[x] = wx[x] > 0 ? R->mean : 0.0f;
+            } else {
+                float v = k == mid ? 0.5f : 0.0f;
+                for (int64_t x = 0; x < s[k].len; x++) f[x] = v;
+            }
         }
     }
+    return VOXA_OK;
 }
 
-/* Copy the window of f to `out` (f32/f64, any strides), clipping if asked. */
+/* Copy the window estimate (window-shaped) to `out` (f32/f64, any strides),
+ * clipping if asked. */
 #define DEF_STORE(T, NAME)                                                     \
     static void store_##NAME(const voxa_rl_plan *p, const float *f, voxa_array *out, \
                              int clip) {                                       \
@@ -225,8 +303,7 @@ static void start(const voxa_rl_plan *p, const float *g, float *f) {
         int64_t s2 = out->strides[nd - 1];                                     \
         for (int64_t z = 0; z < p->n[0]; z++)                                  \
             for (int64_t y = 0; y < p->n[1]; y++) {                            \
-                const float *src = f + ((z + p->off[0]) * p->L[1] + y + p->off[1]) * p->L[2] \
-                                   + p->off[2];                                \
+                const float *src = f + (z * p->n[1] + y) * p->n[2];            \
                 char *dst = (char *)out->data + z * s0 + y * s1;               \
                 for (int64_t x = 0; x < p->n[2]; x++) {                        \
                     float v = src[x];                                          \
@@ -269,7 +346,7 @@ voxa_status voxa_rl_plan_execute(voxa_rl_plan *p, const voxa_array *in, voxa_arr
                                  const voxa_rl_options *opt) {
     voxa_status st = VOXA_OK;
     voxa_rl_options defaults;
-    float *gbuf = NULL, *fbuf = NULL, *acc = NULL;
+    float *gbuf = NULL, *fbuf = NULL, *shell = NULL, *acc = NULL;
     double *dots = NULL;
     VOXA_FAIL_IF(!p, VOXA_EINVAL, "deconvolution: NULL plan");
     if (!opt) {
@@ -280,8 +357,7 @@ voxa_status voxa_rl_plan_execute(voxa_rl_plan *p, const voxa_array *in, voxa_arr
 
     int64_t nwin = p->n[0] * p->n[1] * p->n[2];
     int contig_f32_in = in->dtype == VOXA_F32 && voxa_array_is_c_contiguous(in);
-    int out_is_f = p->boundary == VOXA_RL_PERIODIC && out->dtype == VOXA_F32 &&
-                   voxa_array_is_c_contiguous(out) && !opt->clip;
+    int out_is_f = out->dtype == VOXA_F32 && voxa_array_is_c_contiguous(out) && !opt->clip;
     const float *g;
     if (contig_f32_in) {
         const float *gi = in->data;
@@ -296,16 +372,21 @@ voxa_status voxa_rl_plan_execute(voxa_rl_plan *p, const voxa_array *in, voxa_arr
         if (st != VOXA_OK) goto done;
         g = gbuf;
     }
-    float *f;
-    if (out_is_f) {
-        f = out->data;
-    } else {
-        fbuf = voxa__malloc((size_t)p->nbox, sizeof(float));
-        VOXA_GOTO_IF(!fbuf, VOXA_ENOMEM, "deconvolution: cannot allocate the estimate");
-        f = fbuf;
-    }
-    run R = {.p = p, .g = g, .f = f,
+    run R = {.p = p, .g = g,
              .fe = opt->filter_epsilon > 0 ? (float)opt->filter_epsilon : -INFINITY};
+    if (out_is_f) {
+        R.fwin = out->data;
+    } else {
+        fbuf = voxa__malloc((size_t)nwin, sizeof(float));
+        VOXA_GOTO_IF(!fbuf, VOXA_ENOMEM, "deconvolution: cannot allocate the estimate");
+        R.fwin = fbuf;
+    }
+    if (p->nbox > nwin) {
+        shell = voxa__malloc((size_t)(p->nbox - nwin), sizeof(float));
+        VOXA_GOTO_IF(!shell, VOXA_ENOMEM,
+                     "deconvolution: cannot allocate the estimate outside the image");
+    }
+    R.fshell = shell;
     if (opt->accelerate) {
         acc = voxa__calloc((size_t)p->nbox * 3, sizeof(float));
         dots = voxa__calloc((size_t)p->rows * 2, sizeof(double));
@@ -317,16 +398,21 @@ voxa_status voxa_rl_plan_execute(voxa_rl_plan *p, const voxa_array *in, voxa_arr
         R.dots = dots;
     }
 
-    start(p, g, f);
+    if (p->boundary == VOXA_RL_FREE) {
+        double mean = 0;
+        for (int64_t i = 0; i < nwin; i++) mean += g[i];
+        R.mean = (float)(mean / (double)nwin);
+    }
     int64_t rgrain = 16384 / p->L[2] + 1, cgrain = 16384;
-    st = voxa__parallel_for(p->rows, rgrain, pass_load, &R);
+    st = voxa__parallel_for(p->rows, rgrain, pass_start, &R);
+    if (st == VOXA_OK) st = voxa__parallel_for(p->rows, rgrain, pass_load, &R);
     if (st != VOXA_OK) goto done;
     st = voxa__progress(&opt->progress, 0, opt->iterations);
     if (st != VOXA_OK) goto done;
     fftwf_complex *cb = (fftwf_complex *)p->buf;
     int have_gold = 0;
     for (int it = 0; it < opt->iterations; it++) {
-        if (opt->accelerate) {
+        if (opt->accelerate && it > 0) {
             R.alpha = 0;
             if (have_gold >= 2) {
                 double num = 0, den = 0;
@@ -337,12 +423,8 @@ voxa_status voxa_rl_plan_execute(voxa_rl_plan *p, const voxa_array *in, voxa_arr
                 double a = den > 0 ? num / den : 0;
                 R.alpha = (float)(a < 0 ? 0 : a > 1 ? 1 : a);
             }
-            if (it > 0) {
-                st = voxa__parallel_for(p->rows, rgrain, pass_extrapolate, &R);
-                if (st != VOXA_OK) goto done;
-            } else {
-                memcpy(R.xprev, f, (size_t)p->nbox * sizeof(float));
-            }
+            st = voxa__parallel_for(p->rows, rgrain, pass_extrapolate, &R);
+            if (st != VOXA_OK) goto done;
         }
         fftwf_execute_dft_r2c(p->fwd, p->buf, cb);
         R.h = p->hf;
@@ -368,12 +450,13 @@ voxa_status voxa_rl_plan_execute(voxa_rl_plan *p, const voxa_array *in, voxa_arr
         if (st != VOXA_OK) goto done;
     }
     if (!out_is_f) {
-        if (out->dtype == VOXA_F32) store_f32(p, f, out, opt->clip);
-        else store_f64(p, f, out, opt->clip);
+        if (out->dtype == VOXA_F32) store_f32(p, R.fwin, out, opt->clip);
+        else store_f64(p, R.fwin, out, opt->clip);
     }
 done:
     voxa__free(gbuf);
     voxa__free(fbuf);
+    voxa__free(shell);
     voxa__free(acc);
     voxa__free(dots);
     return st;

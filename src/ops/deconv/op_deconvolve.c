@@ -38,7 +38,8 @@ static const voxa_param params[NPARAMS] = {
                  "iterations: for long runs)", NULL, 1, 0, 0, NULL, NULL},
     [WISDOM] = {"wisdom", VOXA_PARAM_STRING, NULL,
                 "with --measure: reuse the plans saved in FILE (if it exists) and save them "
-                "there, so later runs plan in milliseconds (default: none)", NULL, 1, 0, 0, NULL, "FILE"},
+                "there, so later runs plan in milliseconds (default: the per-user cache, "
+                "$VOXA_FFTW_WISDOM or ~/.cache/voxa/fftw-wisdom-f32; VOXA_FFTW_WISDOM=off: none)", NULL, 1, 0, 0, NULL, "FILE"},
     [HALO] = {"halo", VOXA_PARAM_CHOICE, "psf",
               "block by block (--mem-limit): psf, one PSF extent around each block (the usual "
               "approximation), or exact, iterations x twice the extent (equal to the whole-"

@@ -75,6 +75,8 @@ voxa_status voxa__cuda_open(voxa__gpu *g);
 voxa_status voxa__gpu_acquire(voxa_backend b, const char *what, voxa__gpu **out);
 void voxa__gpu_release(voxa__gpu *g);
 
+#include "gpu_limits.h"
+
 /* Allocation with the size check against the device's largest buffer
  * (EUNSUPPORTED naming `what` and the size). Zero bytes allocate one. */
 voxa_status voxa__gpu_alloc(voxa__gpu *g, size_t bytes, const char *what, voxa__buf *out);

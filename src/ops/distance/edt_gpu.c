@@ -13,7 +13,9 @@
  * index (-1, 0, ..., 0)): the CPU computes it, there is nothing to search.
  *
  * Device memory: V (mask) + 8 V (distances) + the line scratch (at most
- * VOXA__GPU_SQDT_SCRATCH), then 8 V + 4 V for a float32/uint32 output. */
+ * VOXA__GPU_SQDT_SCRATCH), then 8 V + 4 V for a float32/uint32 output. A
+ * volume above the device limits (voxa__gpu_limits) runs its passes by
+ * tiles instead (edt_gpu_tiled.c), with the same result. */
 #include "edt_gpu.h"
 #include "backend/gpu_sqdt.h"
 
@@ -64,7 +66,14 @@ voxa_status voxa__edt_gpu(voxa_backend b, const voxa_array *in, voxa_array *out,
     voxa_status st = VOXA_OK;
     voxa__gpu *g = NULL;
     voxa__buf dm = {0}, df = {0}, dout = {0};
+    int64_t lim, largest, need, need1;
+    if ((st = voxa__gpu_limits(b, &lim, &largest))) goto done;
+    voxa__edt_gpu_bytes(nd, in->shape, out->dtype, &need, &need1);
     if ((st = voxa__gpu_acquire(b, "edt", &g))) goto done;
+    if (need > lim || need1 > largest) { /* larger than the device: passes by tiles */
+        st = voxa__edt_gpu_tiled(g, src, out, p, lim, largest);
+        goto done;
+    }
     if ((st = voxa__gpu_upload(g, src, (size_t)n, "edt: mask", &dm)) ||
         (st = voxa__gpu_alloc(g, (size_t)n * 8, "edt: distances", &df)))
         goto done;

@@ -29,6 +29,15 @@ voxa_status voxa__label_gpu_tile(voxa__gpu *g, const uint8_t *bin, const int64_t
                                  const int64_t *map, int64_t nmap, voxa_array *out,
                                  int64_t *count);
 
+/* The same on device buffers: the mask from xmask instead of bin, the
+ * result into xout instead of out (then out gives only the dtype), either
+ * borrowed (device arrays) or NULL. */
+typedef struct voxa__buf voxa__buf;
+voxa_status voxa__label_gpu_buffers(voxa__gpu *g, const uint8_t *bin, const voxa__buf *xmask,
+                                    const int64_t sh[3], int mask, const int64_t *map,
+                                    int64_t nmap, voxa_array *out, voxa__buf *xout,
+                                    int64_t *count);
+
 /* The tiled run (label_gpu_tiled.c): tiles of extents tile[] of the padded
  * volume bin (shape sh, nd the caller's rank), into out. */
 voxa_status voxa__label_gpu_tiled(voxa__gpu *g, const uint8_t *bin, const int64_t sh[3],

@@ -109,7 +109,7 @@ if gpus:
     t = int(96 * s)
     m = rng.random((t, t + 1, t + 3)) < 0.5
     v = m.size
-    limits = {"one run": None, "tiles of ~v/8": 20 * v // 8, "tiles of ~v/64": 20 * v // 64}
+    limits = {"one run": None, "tiles of ~v/8": 24 * v // 8, "tiles of ~v/64": 24 * v // 64}
     print(f"## Label and EDT by tiles on the device {m.shape} (VOXA_GPU_TILE_BYTES)\n")
     print("| op | backend | device limit | ms per call, median (min-max) | equal to cpu |")
     print("|---|---|---|---|---|")

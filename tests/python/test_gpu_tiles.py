@@ -65,6 +65,9 @@ def structures(nd):
         s[1, 1, :] = s[1, :, 1] = True
         s[0, 0, 0] = s[2, 2, 2] = True                      # one corner pair only
         out.append({"structure": s})
+        alone = np.zeros((3, 3, 3), bool)
+        alone[1, 1, 1] = True                              # no neighbours: a label per voxel
+        out.append({"structure": alone})
     return out
 
 

@@ -23,8 +23,9 @@
  *   map[local label] in the output dtype, read straight into the caller's
  *   view of the tile.
  *
- * Device memory per tile of v voxels: at most 20 v + v/64 + 64 bytes (mask
- * and parents; parents and int64 labels; parents, output and the map).
+ * Device memory per tile of v voxels: at most 24 v + v/64 + 64 bytes (mask
+ * and parents; parents and int64 labels; parents, output and the map of up
+ * to v labels: a structure with no neighbours makes every voxel one).
  * Host: one tile's int64 labels and mask, the cut planes (16 bytes per voxel
  * of each cut's cross-section), 24 bytes per provisional label. Cost: every
  * tile is labelled twice on the device. */
@@ -35,7 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int64_t tile_total(int64_t v) { return 20 * v + v / 64 + 64; }
+static int64_t tile_total(int64_t v) { return 24 * v + v / 64 + 64; }
 
 int64_t voxa__label_gpu_tiling(const int64_t sh[3], size_t es, int64_t lim, int64_t largest,
                                int64_t tile[3]) {

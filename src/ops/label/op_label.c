@@ -78,7 +78,7 @@ static voxa_status device_bytes(const voxa_args *a, voxa_dtype dt, int nd, const
 }
 
 /* Larger than the device: tiles of the padded 3-D volume (label_gpu_tiled.c),
- * 20 v + v/64 + 64 bytes each. */
+ * 24 v + v/64 + 64 bytes each. */
 static voxa_status tiles(const voxa_args *a, voxa_dtype dt, int nd, const int64_t *shape,
                          int64_t limit, int64_t largest, int64_t *ntiles) {
     (void)dt;
@@ -92,7 +92,7 @@ static voxa_status tiles(const voxa_args *a, voxa_dtype dt, int nd, const int64_
 }
 
 static const voxa_op_gpu gpu = {run_on, device_bytes,
-                                "9 V, then 8 V + es V; + V/64 (tiles: 20 v + v/64 each)", tiles};
+                                "9 V, then 8 V + es V; + V/64 (tiles: 24 v + v/64 each)", tiles};
 
 const voxa_op voxa__op_label = {
     .name = "label",

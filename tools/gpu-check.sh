@@ -95,8 +95,19 @@ $CC $FLAGS $CFLAGS_CL -o "$B/gpu_bench" "$B/gpu_bench.c" $LIBSRC "$B/voxa_kernel
 
 # ---- parity ------------------------------------------------------------------------
 log "backends"
-"$B/gpu_bench" --list
+"$B/gpu_bench" --list | tee "$B/backends.txt"
 rc=0
+# only the backends that can run here: the others are reported as skipped, not failed
+KEEP=""
+for b in $BACKENDS; do
+    if grep -q "^$b *unavailable:" "$B/backends.txt"; then
+        echo "$b: skipped ($(grep "^$b " "$B/backends.txt" | sed 's/^[a-z]* *unavailable: *//'))"
+    else
+        KEEP="$KEEP $b"
+    fi
+done
+BACKENDS=${KEEP# }
+[ -z "$BACKENDS" ] && echo "no GPU backend can run here: parity and GPU benchmarks skipped"
 for b in $BACKENDS; do
     log "parity: $b vs cpu"
     VOXA_TEST_BACKENDS=$b timeout 240 "$B/test_backend" > "$B/parity_$b.log" 2>&1

@@ -8,6 +8,8 @@ figures come from tools/gpu-check.sh. --quick: smaller volumes.
 Then the global ops larger than the device (issue 11): label and EDT with
 VOXA_GPU_TILE_BYTES forcing tiles, against one GPU run and the CPU.
 
+--tiles: only the tiles table (11 rounds).
+
 --cupy [--scale S]: only the W1 label on device arrays, voxa (backend="cuda",
 CuPy in, CuPy out) against cupyx.scipy.ndimage.label, interleaved, 11
 rounds (run by tools/gpu-check.sh where CuPy is installed; appends a line
@@ -88,6 +90,8 @@ backends = ["cpu"] + gpus
 print("## GPU backends (backend=)\n")
 print("| workload | backend | ms per call, median (min-max) | equal to cpu |\n|---|---|---|---|")
 rounds = 3 if quick else 5
+if "--tiles" in sys.argv:  # only the tiled label/EDT table below
+    cases, rounds = {}, 11
 for name, f in cases.items():
     ref = {b: f(b) for b in backends}  # warm-up: kernels built, contexts open
     times = {b: [] for b in backends}
@@ -134,6 +138,7 @@ if gpus:
                 else:
                     times[(b, lim)].append(dt)
         for (b, lim), tt in times.items():
-            print(f"| {op} | {b} | {lim or '-'} | {statistics.median(tt):.1f} "
+            lab = "-" if b == "cpu" else lim if not limits[lim] else f"{lim} ({limits[lim]} B)"
+            print(f"| {op} | {b} | {lab} | {statistics.median(tt):.1f} "
                   f"({min(tt):.1f}-{max(tt):.1f}) | {same[(b, lim)]} |")
     print()

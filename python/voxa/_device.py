@@ -149,11 +149,14 @@ def run(fname, args, kw):
         p.update(kw)
         if set(p) - set(names) - {"connectivity"} or len(args) > 3:
             return NotImplemented
-        out_dt = np.dtype(p.get("output") or np.int32) if not hasattr(
-            p.get("output"), "shape") else None
-        if out_dt is None or out_dt.name not in ("int32", "uint16", "uint32", "int64"):
-            return NotImplemented
+        o = p.get("output")
+        if o is not None and not isinstance(o, (type, str, np.dtype)):
+            return NotImplemented  # an output array: the host path writes into it
         x = _prepare(p["input"], cupy)
+        out_dt = np.dtype(o if o is not None else
+                          np.int64 if x.size >= 2**31 - 2 else np.int32)  # as voxa.label
+        if out_dt.name not in ("int32", "uint16", "uint32", "int64"):
+            return NotImplemented
         if not 1 <= x.ndim <= 3:
             return NotImplemented
         s = _structure_bytes(p.get("structure"), x.ndim)

@@ -159,3 +159,80 @@ def test_device_arrays_on_cuda():
         cupy.asnumpy(d), voxa.distance_transform_edt(m, sampling=(1.0, 0.5, 2.0)))
     np.testing.assert_array_equal(
         cupy.asnumpy(d32), voxa.distance_transform_edt(m.T, dtype=np.float32))
+
+
+class FakeCupyArray:
+    """Enough of a CuPy array for voxa._device: shape, dtype, flags, !=."""
+
+    def __init__(self, shape, dtype, ptr=0x7F0000001000, contiguous=True):
+        self.shape, self.dtype = tuple(shape), np.dtype(dtype)
+        self.ndim, self.size = len(self.shape), int(np.prod(self.shape))
+        self.flags = type("F", (), {"c_contiguous": contiguous})()
+        self.__cuda_array_interface__ = {"shape": self.shape, "typestr": self.dtype.str,
+                                         "data": (ptr, False), "version": 3, "strides": None,
+                                         "stream": 1}
+
+    def __ne__(self, other):
+        return FakeCupyArray(self.shape, np.bool_, 0x7F0000002000)
+
+
+class FakeCupy:
+    """A stand-in `cupy` module that records what voxa asks of it."""
+
+    def __init__(self):
+        self.calls = []
+        self.cuda = type("C", (), {"ExternalStream": self._stream})
+
+    def _stream(self, s):
+        self.calls.append(("stream", s))
+        return type("S", (), {"synchronize": lambda _: self.calls.append(("sync", s))})()
+
+    def asarray(self, x):
+        return x if isinstance(x, FakeCupyArray) else FakeCupyArray(x.shape, x.dtype)
+
+    def ascontiguousarray(self, x):
+        self.calls.append(("contiguous",))
+        return FakeCupyArray(x.shape, x.dtype, 0x7F0000003000)
+
+    def empty(self, shape, dtype):
+        self.calls.append(("empty", tuple(shape), np.dtype(dtype).name))
+        return FakeCupyArray(shape, dtype, 0x7F0000004000)
+
+
+def test_device_path_wiring(monkeypatch):
+    """What the device path hands the C entry, with a fake CuPy: no data moves,
+    outputs are allocated on the "device", other dtypes become x != 0 there,
+    strided inputs are made contiguous there, foreign streams are waited for."""
+    import sys
+    fake = FakeCupy()
+    monkeypatch.setitem(sys.modules, "cupy", fake)
+    seen = []
+
+    def run_device(name, ip, idt, shape, op, odt, **kw):
+        seen.append((name, ip, idt, tuple(shape), op, odt, kw))
+        return 7
+
+    monkeypatch.setattr(_voxa, "run_device", run_device)
+    x = FakeCupyArray((4, 5, 6), np.uint8)
+    lab, n = voxa.label(x, backend="cuda", connectivity=2)
+    assert n == 7 and lab.dtype == np.int32 and lab.shape == (4, 5, 6)
+    name, ip, idt, shape, op, odt, kw = seen[-1]
+    assert (name, ip, idt, shape, op, odt) == ("label", 0x7F0000001000, "uint8", (4, 5, 6),
+                                               0x7F0000004000, "int32")
+    assert kw == {"connectivity": 2, "structure": None}
+    s = np.zeros((3, 3, 3), bool)
+    s[1, 1, :] = True
+    voxa.label(x, s, np.uint16, backend="auto")
+    assert seen[-1][5] == "uint16" and seen[-1][6]["structure"] == s.astype(np.uint8).tobytes()
+    # float input: x != 0 on the device; strided: made contiguous on the device
+    f = FakeCupyArray((4, 5, 6), np.float32, contiguous=False)
+    f.__cuda_array_interface__["stream"] = 12345
+    d = voxa.distance_transform_edt(f, sampling=2.0, backend="cuda", dtype=np.float32)
+    name, ip, idt, shape, op, odt, kw = seen[-1]
+    assert (name, idt, odt) == ("edt", "bool", "float32") and d.dtype == np.float32
+    assert list(kw["spacing"]) == [2.0, 2.0, 2.0] and kw["squared"] is False
+    assert ("sync", 12345) in fake.calls
+    # what the device path does not take goes elsewhere (the host path: fake asnumpy absent)
+    with pytest.raises(AttributeError, match="asnumpy"):
+        voxa.distance_transform_edt(x, return_indices=True, backend="cuda")
+    assert len(seen) == 3

@@ -207,8 +207,8 @@ printf '| workload | backend | measured | to device | kernels | from device | eq
 printf '|---|---|---|---|---|---|---|---|\n'
 awk -F'|' '{
     t = "";
-    if ($1 ~ /^W1 label/) t = "<= 2 ms";
-    else if ($1 ~ /cupyx/) t = ">= 5x cupyx";
+    if ($1 ~ /cupyx/) t = ">= 5x cupyx";
+    else if ($1 ~ /^W1 label/) t = "<= 2 ms";
     else if ($1 ~ /^W3/) t = "<= 2 ms on the device";
     else if ($1 ~ /^W4 opening/) t = "<= 50 ms";
     else if ($1 ~ /^RL iteration/) t = "<= 2 ms";

@@ -247,6 +247,10 @@ static void print_device(const call *c, const voxa_args *a, voxa_dtype dt, int n
            formula ? formula : "?", (double)total / 1048576.0, (double)largest / 1048576.0,
            c->op->flags & VOXA_OP_LOCAL ? " (tiled with the halo when the device is smaller)"
                                         : "");
+    int64_t nt, lim; /* with a GPU backend: the tiles under this device's limit */
+    if (voxa_op_device_tiles(a, dt, nd, shape, &nt, &lim) == VOXA_OK && lim > 0)
+        printf("device tiles: %lld (limit %lld bytes)%s\n", (long long)nt, (long long)lim,
+               nt ? "" : ": too large for the device and not tiled");
 }
 
 static bool given(const call *c, int p) {

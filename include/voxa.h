@@ -22,5 +22,6 @@
 #include "voxa/threshold.h"
 /* where ops run: cpu, opencl, cuda */
 #include "voxa/backend.h"
+#include "voxa/device.h" /* ops on arrays in GPU memory (CuPy) */
 
 #endif

@@ -8,11 +8,16 @@
 #    with gcc and nvcc alone - no libtiff/FFTW needed on a bare machine;
 # 2. runs the GPU parity test (tests/c/test_backend.c) on cuda and on
 #    opencl (OpenCL on the NVIDIA driver), each op against the CPU backend;
-# 3. where `make build` made the Python extension, runs tests/python/test_gpu_ops.py on
-#    cuda (backend=, --backend, CuPy arrays when CuPy is installed);
-# 4. runs the GPU benchmarks of issue 11 and prints one table: CPU time,
-#    GPU time per call (median), and the device split (to device, kernels,
-#    from device) measured with VOXA_GPU_TIMING=1.
+# 3. where `make build` made the Python extension, runs tests/python/test_gpu_ops.py,
+#    test_gpu_tiles.py (label/EDT by tiles) and test_gpu_device.py on cuda; with CuPy
+#    (installed from .gpu-wheels/ or the index when missing) the device-array test checks
+#    parity with the CPU and that no byte goes to the device (voxa_gpu_transfers);
+# 4. runs the GPU benchmarks of issue 11 (C: W1 balls and label, W3 ROIs, W4 opening and
+#    EDT; RL iteration and the scaled W2 job; Python: W1 label on CuPy arrays vs
+#    cupyx.scipy.ndimage.label), each with its own table, and ends with ONE summary
+#    table of the issue's targets: time per call (median), the device split (to device,
+#    kernels, from device; VOXA_GPU_TIMING=1), equality with the CPU, the target.
+#    What cannot run (no CUDA driver, no nvcc, no CuPy, no FFTW) is reported and skipped.
 #
 # OpenCL needs an ICD loader (libOpenCL.so.1) and, to build, CL/cl.h. Where
 # the machine lacks them, carry the Debian packages in .gpu-debs/ (ignored
@@ -90,8 +95,19 @@ $CC $FLAGS $CFLAGS_CL -o "$B/gpu_bench" "$B/gpu_bench.c" $LIBSRC "$B/voxa_kernel
 
 # ---- parity ------------------------------------------------------------------------
 log "backends"
-"$B/gpu_bench" --list
+"$B/gpu_bench" --list | tee "$B/backends.txt"
 rc=0
+# only the backends that can run here: the others are reported as skipped, not failed
+KEEP=""
+for b in $BACKENDS; do
+    if grep -q "^$b *unavailable:" "$B/backends.txt"; then
+        echo "$b: skipped ($(grep "^$b " "$B/backends.txt" | sed 's/^[a-z]* *unavailable: *//'))"
+    else
+        KEEP="$KEEP $b"
+    fi
+done
+BACKENDS=${KEEP# }
+[ -z "$BACKENDS" ] && echo "no GPU backend can run here: parity and GPU benchmarks skipped"
 for b in $BACKENDS; do
     log "parity: $b vs cpu"
     VOXA_TEST_BACKENDS=$b timeout 240 "$B/test_backend" > "$B/parity_$b.log" 2>&1
@@ -101,17 +117,42 @@ for b in $BACKENDS; do
 done
 
 # ---- Python (backend=, CuPy): only where `make build` made .venv and the extension -----
-if [ -x .venv/bin/python ] && ls python/voxa/_voxa*.so >/dev/null 2>&1; then
-    log "python: backend= and CuPy arrays on cuda"
+PY=""
+if [ -x .venv/bin/python ] && ls python/voxa/_voxa*.so >/dev/null 2>&1; then PY=.venv/bin/python; fi
+if [ -n "$PY" ] && ! "$PY" -c "import cupy" 2>/dev/null; then
+    # CuPy for the device-array checks and the cupyx comparison: from wheels carried in
+    # .gpu-wheels/ (the GPU machine may have no network), else from the index if reachable
+    if ls .gpu-wheels/*.whl >/dev/null 2>&1; then
+        timeout 120 "$PY" -m pip install -q --no-index --find-links .gpu-wheels cupy-cuda12x ||
+            echo "cupy: install from .gpu-wheels failed"
+    else
+        timeout 120 "$PY" -m pip install -q cupy-cuda12x >/dev/null 2>&1 ||
+            echo "cupy: not installed (no .gpu-wheels/ and no index reachable)"
+    fi
+fi
+if [ -n "$PY" ] && [[ " $BACKENDS " == *" cuda "* ]]; then
+    log "python on cuda: backend=, tiles, device arrays (CuPy: parity, no host copy)"
     VOXA_TEST_BACKENDS=cuda PYTHONPATH=$ROOT/python VOXA_CLI=$ROOT/build/voxa timeout 200 \
-        .venv/bin/python -m pytest -q -rs tests/python/test_gpu_ops.py 2>&1 | tail -5 || rc=1
+        "$PY" -m pytest -q -rs -p no:napari tests/python/test_gpu_ops.py \
+        tests/python/test_gpu_tiles.py tests/python/test_gpu_device.py 2>&1 | tail -8 || rc=1
+elif [ -n "$PY" ]; then
+    echo "python: cuda not in BACKENDS: the cuda/CuPy tests are skipped"
 else
     echo "python: no .venv with the extension (make build): backend=/CuPy tests not run"
 fi
 
 # ---- benchmarks ----------------------------------------------------------------------
 log "benchmarks (SCALE=$SCALE)"
+export VOXA_SUMMARY="$B/summary.txt"   # one line per measured target, for the table at the end
+: > "$VOXA_SUMMARY"
 VOXA_GPU_TIMING=1 timeout 200 "$B/gpu_bench" --scale "$SCALE" $BACKENDS || rc=1
+if [ -n "$PY" ] && [[ " $BACKENDS " == *" cuda "* ]] && "$PY" -c "import cupy, cupyx" 2>/dev/null; then
+    log "W1 label on device arrays: voxa vs cupyx.scipy.ndimage.label"
+    PYTHONPATH=$ROOT/python timeout 120 "$PY" bench/bench_gpu.py --cupy --scale "$SCALE" || rc=1
+else
+    echo "cupyx comparison: skipped (needs cuda in BACKENDS, .venv and CuPy)"
+    echo "W1 label vs cupyx|cuda|skipped: no CuPy|||" >> "$VOXA_SUMMARY"
+fi
 # ---- Richardson-Lucy (issue 11, part RL) ---------------------------------------------
 # Needs FFTW single precision (the host plan: PSF transform, border weights)
 # and, for opencl, VkFFT's header: from the system or from .gpu-debs
@@ -161,6 +202,20 @@ else
         echo "RL: build failed"; rc=1
     fi
 fi
+log "summary: issue 11 targets (one H200; SCALE=$SCALE; ms unless stated; transfers separate)"
+printf '| workload | backend | measured | to device | kernels | from device | equal to cpu | target |\n'
+printf '|---|---|---|---|---|---|---|---|\n'
+awk -F'|' '{
+    t = "";
+    if ($1 ~ /cupyx/) t = ">= 5x cupyx";
+    else if ($1 ~ /^W1 label/) t = "<= 2 ms";
+    else if ($1 ~ /^W3/) t = "<= 2 ms on the device";
+    else if ($1 ~ /^W4 opening/) t = "<= 50 ms";
+    else if ($1 ~ /^RL iteration/) t = "<= 2 ms";
+    else if ($1 ~ /^W2/) t = "<= 30 s";
+    printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5, $6, $7, t
+}' "$B/summary.txt" 2>/dev/null
+[ -s "$B/summary.txt" ] || echo "(no benchmark ran)"
 exit $rc
 
 : <<'BENCH'
@@ -212,6 +267,15 @@ static result timed(job_fn f, void *ctx, voxa_backend b, int reps) {
 }
 
 static void row(const char *w, voxa_backend b, result r, int equal) {
+    const char *sp = getenv("VOXA_SUMMARY");
+    FILE *sf = sp && *sp ? fopen(sp, "a") : NULL;
+    if (sf) {
+        if (r.ok) fprintf(sf, "%s|%s|%.3f|%.3f|%.3f|%.3f|%s\n", w, voxa_backend_name(b), 1e3 * r.med,
+                          1e3 * r.dev[0], 1e3 * r.dev[1], 1e3 * r.dev[2],
+                          b == VOXA_BACKEND_CPU ? "ref" : equal ? "yes" : "NO");
+        else fprintf(sf, "%s|%s|failed||||\n", w, voxa_backend_name(b));
+        fclose(sf);
+    }
     if (!r.ok) { printf("| %s | %s | failed | | | | |\n", w, voxa_backend_name(b)); return; }
     printf("| %s | %s | %.2f (+-%.2f) | %.2f | %.2f | %.2f | %s |\n", w, voxa_backend_name(b),
            1e3 * r.med, 1e3 * r.spread / 2, 1e3 * r.dev[0], 1e3 * r.dev[1], 1e3 * r.dev[2],
@@ -365,6 +429,19 @@ BENCH
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <stdarg.h>
+/* One line for gpu-check.sh's summary table (VOXA_SUMMARY). */
+static void summary(const char *fmt, ...) {
+    const char *sp = getenv("VOXA_SUMMARY");
+    FILE *f = sp && *sp ? fopen(sp, "a") : NULL;
+    if (!f) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(f, fmt, ap);
+    va_end(ap);
+    fputc('\n', f);
+    fclose(f);
+}
 
 static double now(void) {
     struct timespec t;
@@ -470,6 +547,9 @@ int main(int argc, char **argv) {
             if (!cpu) snprintf(eq, sizeof eq, "%.1e", reldiff(&ref, &out));
             printf("| %s | %s | %.3f (+-%.3f) | %s |\n", voxa_rl_boundary_name((voxa_rl_boundary)mode),
                    voxa_backend_name(bs[i]), 1e3 * t[1], 1e3 * (t[2] - t[0]) / 2, eq);
+            summary("RL iteration (%lld,%lld,%lld) psf %lld^3 %s|%s|%.3f||||%s", (long long)sh[0],
+                    (long long)sh[1], (long long)sh[2], (long long)m,
+                    voxa_rl_boundary_name((voxa_rl_boundary)mode), voxa_backend_name(bs[i]), 1e3 * t[1], eq);
         }
         voxa_rl_plan_free(p);
     }
@@ -506,6 +586,8 @@ int main(int argc, char **argv) {
         if (s != VOXA_OK) { printf("| | %s | failed: %s | |\n", voxa_backend_name(bs[i]), voxa_last_error()); continue; }
         printf("| box %.0f voxels (full job: %.0f, x%.1f) | %s | %.2f | %.0f s if linear in box voxels (needs ~%.0f GB of device memory: tile if larger than the device) |\n",
                bw, bf, bf / bw, voxa_backend_name(bs[i]), t, t * bf / bw, 4.0 * (5 * bf + 950.0 * 2048 * 2048) / 1e9);
+        summary("W2 whole job 100 it, extrapolated x%.1f from a %.0f-voxel box|%s|%.1f s (measured %.2f s)|||incl.|%s",
+                bf / bw, bw, voxa_backend_name(bs[i]), t * bf / bw, t, "rel. 1e-4 (RL parity test)");
     }
     return 0;
 }

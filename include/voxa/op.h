@@ -139,6 +139,11 @@ typedef struct voxa_op_gpu {
                                 const int64_t *shape, int64_t *total, int64_t *largest);
     /* The formula in words for --dry-run and docs ("9 V + V/64"), or NULL. */
     const char *formula;
+    /* Optional, GLOBAL ops that tile themselves (label, edt): the number of
+     * device tiles under these limits (1: one run, 0: even one tile is too
+     * large). With it the router calls run whatever the volume's size. */
+    voxa_status (*tiles)(const voxa_args *a, voxa_dtype in_dtype, int ndim, const int64_t *shape,
+                         int64_t limit, int64_t largest, int64_t *ntiles);
 } voxa_op_gpu;
 
 typedef struct voxa_op {
@@ -236,6 +241,11 @@ VOXA_API voxa_status voxa_op_backend(const voxa_args *a, voxa_backend *out);
 VOXA_API voxa_status voxa_op_device_bytes(const voxa_args *a, voxa_dtype in_dtype, int ndim,
                                           const int64_t *shape, int64_t *total,
                                           int64_t *largest, const char **formula);
+/** Device tiles of a GPU run of these arguments on this input (--dry-run):
+ *  *ntiles 1 = one run, N = N tiles, 0 = too large and not tiled; 0 with
+ *  *limit 0 when the run would not use a GPU. *limit: the device bytes. */
+VOXA_API voxa_status voxa_op_device_tiles(const voxa_args *a, voxa_dtype in_dtype, int ndim,
+                                          const int64_t *shape, int64_t *ntiles, int64_t *limit);
 /** Run on a region of a larger volume of shape `whole`: `in` is the input
  *  region grown by the halo where the volume allows, its first voxel at
  *  `in_origin`; `out` the output region, first voxel at `out_origin`, inside

@@ -43,6 +43,10 @@
     X(preview, "preview(image, labels, spacing=None, point=None, lo_pct=0, hi_pct=0, "         \
                "mem_limit=0) -> (rgb bytes, height, width)")                                    \
     X(png_write, "png_write(path, image): uint8 (h, w) or (h, w, 3) as PNG, atomically")      \
+    X(run_device, "run_device(name, in_ptr, in_dtype, shape, out_ptr, out_dtype, connectivity=1, " \
+                  "structure=None, spacing=None, squared=False) -> count: label/edt on CUDA " \
+                  "device memory (voxa._device)")                                            \
+    X(gpu_transfers, "gpu_transfers() -> (bytes to, bytes from) the GPU devices so far")      \
     X(pipeline_run, "pipeline_run(path=None, text=None, name=None, base_dir=None, mem_limit=0, " \
                     "force=False, dry_run=False, progress=None) -> dict: run a recipe")
 

@@ -13,16 +13,16 @@ them).
 
 CuPy arrays (objects with ``__cuda_array_interface__`` and no NumPy
 interface) are accepted with backend "cuda" or "auto" and the result comes
-back as a CuPy array. For now they travel through the host (cupy.asnumpy in,
-cupy.asarray out): the ops' GPU entry points take host views; a
-device-resident path needs them to take device pointers (docs/gpu.md).
+back as a CuPy array. ``label`` and ``distance_transform_edt`` run on them in
+device memory (``_device.py``); the other functions take them through the
+host (cupy.asnumpy in, cupy.asarray out) (docs/gpu.md, "Device arrays").
 """
 import contextvars
 import functools
 import inspect
 import os
 
-from . import _voxa
+from . import _device, _voxa
 
 NAMES = ("cpu", "opencl", "cuda", "auto")
 _current = contextvars.ContextVar("voxa_backend", default=None)
@@ -82,6 +82,10 @@ def takes_backend(fn):
     @functools.wraps(fn)
     def wrapper(*args, backend=None, **kw):
         name = check(backend)
+        if name in ("cuda", "auto") and args and _is_cupy(args[0]):
+            result = _device.run(fn.__name__, args, kw)  # in device memory
+            if result is not NotImplemented:
+                return result
         args, kw, cupy = _from_device(args, kw, name)
         token = _current.set(name)
         try:

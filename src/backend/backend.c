@@ -203,8 +203,46 @@ voxa_status voxa__gpu_upload(voxa__gpu *g, const void *src, size_t n, const char
 }
 
 void voxa__gpu_free(voxa__gpu *g, voxa__buf *b) {
-    if (g && b && b->h) g->ops->free(g, b);
-    if (b) b->h = 0, b->bytes = 0;
+    if (g && b && b->h && !b->borrowed) g->ops->free(g, b);
+    if (b) b->h = 0, b->bytes = 0, b->borrowed = 0;
+}
+
+/* ---- device arrays and transfer counts ------------------------------------------------ */
+
+static int64_t transfers[2];
+
+void voxa__gpu_count_transfer(int dir, size_t n) {
+    __atomic_fetch_add(&transfers[dir != 0], (int64_t)n, __ATOMIC_RELAXED);
+}
+
+void voxa_gpu_transfers(int64_t *to_device, int64_t *from_device) {
+    if (to_device) *to_device = __atomic_load_n(&transfers[0], __ATOMIC_RELAXED);
+    if (from_device) *from_device = __atomic_load_n(&transfers[1], __ATOMIC_RELAXED);
+}
+
+voxa_status voxa__gpu_borrow(voxa__gpu *g, const voxa_device_array *a, const char *what,
+                             voxa__buf *out) {
+    memset(out, 0, sizeof *out);
+    VOXA_FAIL_IF(!a, VOXA_EINVAL, "%s: NULL device array", what);
+    VOXA_FAIL_IF(a->backend != g->kind, VOXA_EINVAL, "%s: an array of backend '%s', the run "
+                 "is on '%s'", what, voxa_backend_name(a->backend), voxa_backend_name(g->kind));
+    VOXA_FAIL_IF(!g->ops->check_ptr, VOXA_EUNSUPPORTED, "%s: the %s backend takes host arrays "
+                 "only (device arrays: cuda)", what, voxa_backend_name(g->kind));
+    VOXA_FAIL_IF(!a->ptr, VOXA_EINVAL, "%s: NULL device pointer", what);
+    VOXA_FAIL_IF(a->ndim < 1 || a->ndim > VOXA_MAXDIM, VOXA_EINVAL, "%s: ndim %d is out of "
+                 "range 1..%d", what, a->ndim, VOXA_MAXDIM);
+    size_t es = voxa_dtype_size(a->dtype), n = 1;
+    VOXA_FAIL_IF(!es, VOXA_EINVAL, "%s: invalid dtype %d", what, (int)a->dtype);
+    for (int d = 0; d < a->ndim; d++) {
+        VOXA_FAIL_IF(a->shape[d] < 0, VOXA_EINVAL, "%s: negative extent %lld on axis %d", what,
+                     (long long)a->shape[d], d);
+        n *= (size_t)a->shape[d];
+    }
+    if (n) VOXA_CHECK(g->ops->check_ptr(g, a->ptr, n * es, what));
+    out->h = a->ptr;
+    out->bytes = n * es;
+    out->borrowed = 1;
+    return VOXA_OK;
 }
 
 /* ---- host views ---------------------------------------------------------------------- */

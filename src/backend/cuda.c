@@ -50,7 +50,15 @@ typedef struct cuapi {
                                unsigned, unsigned, CUstream, void **, void **);
     CUresult (*cuCtxSynchronize)(void);
     CUresult (*cuGetErrorString)(CUresult, const char **);
+    /* optional (device arrays): NULL when the driver lacks them */
+    CUresult (*cuPointerGetAttribute)(void *, int, CUdeviceptr);
+    CUresult (*cuMemGetAddressRange_v2)(CUdeviceptr *, size_t *, CUdeviceptr);
 } cuapi;
+
+#define CU_POINTER_ATTRIBUTE_MEMORY_TYPE 2
+#define CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL 9
+#define CU_MEMORYTYPE_DEVICE 2
+#define CU_MEMORYTYPE_UNIFIED 4
 
 static cuapi cu;
 static int loaded; /* 1 ok, -1 failed */
@@ -77,6 +85,8 @@ static void load_once(void) {
     LOAD(cuModuleGetFunction) LOAD(cuMemAlloc_v2) LOAD(cuMemFree_v2) LOAD(cuMemcpyHtoD_v2)
     LOAD(cuMemcpyDtoH_v2) LOAD(cuLaunchKernel) LOAD(cuCtxSynchronize) LOAD(cuGetErrorString)
 #undef LOAD
+    *(void **)&cu.cuPointerGetAttribute = dlsym(h, "cuPointerGetAttribute");
+    *(void **)&cu.cuMemGetAddressRange_v2 = dlsym(h, "cuMemGetAddressRange_v2");
     CUresult e = cu.cuInit(0);
     if (e != 0) {
         snprintf(load_msg, sizeof load_msg, "cuInit failed (CUDA error %d: no usable GPU or "
@@ -177,6 +187,7 @@ static voxa_status cu_write(voxa__gpu *g, voxa__buf *b, size_t off, const void *
     double t0 = g->timing ? voxa__gpu_now() : 0;
     CU_FAIL_IF(cu.cuMemcpyHtoD_v2((CUdeviceptr)b->h + off, src, n), VOXA_EIO,
                "copy to the device");
+    voxa__gpu_count_transfer(0, n);
     if (g->timing) g->seconds[0] += voxa__gpu_now() - t0;
     return VOXA_OK;
 }
@@ -187,6 +198,7 @@ static voxa_status cu_read(voxa__gpu *g, const voxa__buf *b, size_t off, void *d
     double t0 = g->timing ? voxa__gpu_now() : 0;
     CU_FAIL_IF(cu.cuMemcpyDtoH_v2(dst, (CUdeviceptr)b->h + off, n), VOXA_EIO,
                "copy from the device (an earlier kernel may have failed)");
+    voxa__gpu_count_transfer(1, n);
     if (g->timing) g->seconds[2] += voxa__gpu_now() - t0;
     return VOXA_OK;
 }
@@ -236,8 +248,31 @@ static voxa_status cu_finish(voxa__gpu *g) {
     return VOXA_OK;
 }
 
+/* A caller's device pointer (CuPy, PyTorch): device (or managed) memory of
+ * device 0 holding `bytes` from ptr on. */
+static voxa_status cu_check_ptr(voxa__gpu *g, uintptr_t ptr, size_t bytes, const char *what) {
+    cu.cuCtxSetCurrent(((cuctx *)g->impl)->ctx);
+    VOXA_FAIL_IF(!cu.cuPointerGetAttribute || !cu.cuMemGetAddressRange_v2, VOXA_EUNSUPPORTED,
+                 "%s: this CUDA driver cannot check device pointers", what);
+    unsigned type = 0;
+    int ordinal = -1;
+    CUresult e = cu.cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, ptr);
+    VOXA_FAIL_IF(e != 0 || (type != CU_MEMORYTYPE_DEVICE && type != CU_MEMORYTYPE_UNIFIED),
+                 VOXA_EINVAL, "%s: 0x%llx is not CUDA device memory (%s)", what,
+                 (unsigned long long)ptr, e ? errstr(e) : "host memory");
+    e = cu.cuPointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, ptr);
+    VOXA_FAIL_IF(e != 0 || ordinal != 0, VOXA_EINVAL, "%s: the array is on CUDA device %d; "
+                 "voxa's cuda backend runs on device 0", what, ordinal);
+    CUdeviceptr base = 0;
+    size_t size = 0;
+    e = cu.cuMemGetAddressRange_v2(&base, &size, ptr);
+    VOXA_FAIL_IF(e != 0 || ptr + bytes > base + size, VOXA_EINVAL, "%s: %zu bytes from 0x%llx "
+                 "run past the end of its allocation", what, bytes, (unsigned long long)ptr);
+    return VOXA_OK;
+}
+
 static const voxa__gpu_ops cu_ops = {cu_alloc, cu_free, cu_write, cu_read, cu_launch,
-                                     cu_finish};
+                                     cu_finish, cu_check_ptr};
 
 voxa_status voxa__cuda_open(voxa__gpu *g) {
     VOXA_FAIL_IF(voxa__cuda_fatbin_size == 0, VOXA_EUNSUPPORTED,

@@ -15,12 +15,14 @@
 
 #include "internal.h"
 #include "voxa/backend.h"
+#include "voxa/device.h"
 
 #define VOXA__GPU_GROUP 256
 
 typedef struct voxa__buf {
     uintptr_t h; /* cl_mem or CUdeviceptr; 0 = none */
     size_t bytes;
+    int borrowed; /* the caller's memory (a device array): never freed here */
 } voxa__buf;
 
 typedef struct voxa__arg {
@@ -43,6 +45,9 @@ typedef struct voxa__gpu_ops {
     voxa_status (*launch)(voxa__gpu *g, const char *name, int64_t items, int nargs,
                           const voxa__arg *args);
     voxa_status (*finish)(voxa__gpu *g);
+    /* Check a caller's device pointer holds `bytes` on this device (device
+     * arrays); NULL: the backend takes none (opencl). */
+    voxa_status (*check_ptr)(voxa__gpu *g, uintptr_t ptr, size_t bytes, const char *what);
 } voxa__gpu_ops;
 
 struct voxa__gpu {
@@ -75,6 +80,8 @@ voxa_status voxa__cuda_open(voxa__gpu *g);
 voxa_status voxa__gpu_acquire(voxa_backend b, const char *what, voxa__gpu **out);
 void voxa__gpu_release(voxa__gpu *g);
 
+#include "gpu_limits.h"
+
 /* Allocation with the size check against the device's largest buffer
  * (EUNSUPPORTED naming `what` and the size). Zero bytes allocate one. */
 voxa_status voxa__gpu_alloc(voxa__gpu *g, size_t bytes, const char *what, voxa__buf *out);
@@ -82,6 +89,14 @@ voxa_status voxa__gpu_alloc(voxa__gpu *g, size_t bytes, const char *what, voxa__
 voxa_status voxa__gpu_upload(voxa__gpu *g, const void *src, size_t n, const char *what,
                              voxa__buf *out);
 void voxa__gpu_free(voxa__gpu *g, voxa__buf *b);
+
+/* A caller's device array as a buffer of context g (borrowed: voxa__gpu_free
+ * forgets it), after checking its backend, dtype, shape and pointer (`what`
+ * names it in messages). */
+voxa_status voxa__gpu_borrow(voxa__gpu *g, const voxa_device_array *a, const char *what,
+                             voxa__buf *out);
+/* Count n bytes copied to (dir 0) or from (dir 1) a device (voxa_gpu_transfers). */
+void voxa__gpu_count_transfer(int dir, size_t n);
 
 /* The data of `a` in C order: a->data when contiguous, else a copy made in
  * *tmp (free it with voxa_array_free; it is zeroed when unused). */

@@ -22,6 +22,15 @@ typedef struct voxa__gpu_sqdt {
  * VOXA__GPU_SQDT_SCRATCH bytes is allocated and freed here. */
 voxa_status voxa__gpu_sqdt_run(voxa__gpu *g, const voxa__gpu_sqdt *p, voxa__buf *f);
 
+/* One pass of voxa__gpu_sqdt_run: axis ndim-1 is the rows pass (src into
+ * f), any other axis the lines pass along it (f in place; whole lines along
+ * `axis` must be in the box). The line scratch is at most scratch_cap bytes
+ * (0: VOXA__GPU_SQDT_SCRATCH; at least one line). Passes run from the last
+ * axis to the first give voxa__gpu_sqdt_run's result: a tiled caller may cut
+ * the box along every other axis for each pass. */
+voxa_status voxa__gpu_sqdt_pass(voxa__gpu *g, const voxa__gpu_sqdt *p, voxa__buf *f, int axis,
+                                int64_t scratch_cap);
+
 /* Scratch bytes voxa__gpu_sqdt_run allocates for this shape. */
 int64_t voxa__gpu_sqdt_scratch(int ndim, const int64_t *shape);
 

@@ -158,6 +158,7 @@ static voxa_status cl_write(voxa__gpu *g, voxa__buf *b, size_t off, const void *
     cl_int e = cl.clEnqueueWriteBuffer(c->q, (cl_mem)b->h, CL_TRUE, off, n, src, 0, NULL, NULL);
     VOXA_FAIL_IF(e != CL_SUCCESS, VOXA_EIO, "opencl: copy of %zu bytes to the device failed "
                  "(error %d)", n, e);
+    voxa__gpu_count_transfer(0, n);
     if (g->timing) g->seconds[0] += voxa__gpu_now() - t0;
     return VOXA_OK;
 }
@@ -169,6 +170,7 @@ static voxa_status cl_read(voxa__gpu *g, const voxa__buf *b, size_t off, void *d
     cl_int e = cl.clEnqueueReadBuffer(c->q, (cl_mem)b->h, CL_TRUE, off, n, dst, 0, NULL, NULL);
     VOXA_FAIL_IF(e != CL_SUCCESS, VOXA_EIO, "opencl: copy of %zu bytes from the device failed "
                  "(error %d; an earlier kernel may have failed)", n, e);
+    voxa__gpu_count_transfer(1, n);
     if (g->timing) g->seconds[2] += voxa__gpu_now() - t0;
     return VOXA_OK;
 }
@@ -223,7 +225,7 @@ static voxa_status cl_finish(voxa__gpu *g) {
 }
 
 static const voxa__gpu_ops cl_ops = {cl_alloc, cl_free, cl_write, cl_read, cl_launch,
-                                     cl_finish};
+                                     cl_finish, NULL};
 
 voxa_status voxa__opencl_open(voxa__gpu *g) {
     VOXA_FAIL_IF(!load(), VOXA_EUNSUPPORTED, "%s", load_msg);

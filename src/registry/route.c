@@ -22,6 +22,7 @@
  * executor. */
 #include "op_args.h"
 #include "route.h"
+#include "backend/gpu_limits.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -83,32 +84,7 @@ typedef struct limits {
 } limits;
 
 static voxa_status device_limits(voxa_backend b, limits *l) {
-    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-    static int64_t mem[VOXA_NBACKENDS], maxa[VOXA_NBACKENDS]; /* probed once */
-    static int probed[VOXA_NBACKENDS];
-    pthread_mutex_lock(&lock);
-    voxa_status st = VOXA_OK;
-    if (!probed[b]) {
-        voxa_backend_info info;
-        st = voxa_backend_query(b, &info);
-        mem[b] = st == VOXA_OK && info.ndevices ? info.devices[0].memory : 0;
-        maxa[b] = st == VOXA_OK && info.ndevices ? info.devices[0].max_alloc : 0;
-        probed[b] = st == VOXA_OK;
-    }
-    pthread_mutex_unlock(&lock);
-    VOXA_CHECK(st);
-    l->total = mem[b] > 0 ? mem[b] / 4 * 3 : INT64_MAX;
-    l->largest = maxa[b] > 0 ? maxa[b] : INT64_MAX;
-    const char *env = getenv("VOXA_GPU_TILE_BYTES");
-    if (env && *env) {
-        char *end;
-        long long v = strtoll(env, &end, 10);
-        VOXA_FAIL_IF(*end || v < 1, VOXA_EINVAL,
-                     "VOXA_GPU_TILE_BYTES: '%s' is not a positive number of bytes", env);
-        if (v < l->total) l->total = v;
-        if (v < l->largest) l->largest = v;
-    }
-    return VOXA_OK;
+    return voxa__gpu_limits(b, &l->total, &l->largest);
 }
 
 /* Device bytes of a run on an input (ops without one: output) of `shape`. */
@@ -146,6 +122,32 @@ static voxa_array sub(const voxa_array *v, const int64_t *start, const int64_t *
     return s;
 }
 
+/* The largest block of a LOCAL op over `box` (halving axis 0 first) whose
+ * region grown by the halo (clamped to the box) fits the limits, and the
+ * number of blocks; 0 blocks when one voxel with its halo does not fit. */
+static voxa_status local_blocks(const voxa_args *a, voxa_dtype dt, int nd, const int64_t *box,
+                                int has_in, const int64_t *lo, const int64_t *hi,
+                                const limits *l, int64_t *block, int64_t *nblocks) {
+    int64_t zero[VOXA_MAXDIM] = {0};
+    for (int d = 0; d < nd; d++) block[d] = box[d];
+    *nblocks = 0;
+    for (int d = 0; d <= nd; d++) {
+        for (;;) {
+            int64_t gs[VOXA_MAXDIM], gl[VOXA_MAXDIM], t, g;
+            grown(lo, hi, box, nd, zero, block, gs, gl);
+            VOXA_CHECK(needs(a, dt, nd, has_in ? gl : block, &t, &g));
+            if (fits(l, t, g)) goto found;
+            if (d == nd || block[d] == 1) break;
+            block[d] = (block[d] + 1) / 2;
+        }
+    }
+    return VOXA_OK;
+found:
+    *nblocks = 1;
+    for (int d = 0; d < nd; d++) *nblocks *= (box[d] + block[d] - 1) / block[d];
+    return VOXA_OK;
+}
+
 /* Run ctx on GPU backend b in blocks. Tiles are cut from ctx's own box
  * (ctx->in and ctx->out are aligned for SAME_SHAPE ops): a block's halo is
  * clamped to that box, where the op run on the whole box applies its border
@@ -156,31 +158,18 @@ static voxa_status gpu_tiles(voxa_op_ctx *ctx, voxa_backend b, const limits *l) 
     const voxa_array *in = ctx->in;
     voxa_array *out = ctx->out;
     int nd = out->ndim;
-    int64_t lo[VOXA_MAXDIM], hi[VOXA_MAXDIM], block[VOXA_MAXDIM], zero[VOXA_MAXDIM] = {0};
+    int64_t lo[VOXA_MAXDIM], hi[VOXA_MAXDIM], block[VOXA_MAXDIM];
     const int64_t *box = out->shape;
     VOXA_CHECK(voxa_op_halo(a, nd, lo, hi));
     voxa_dtype dt = in ? in->dtype : out->dtype;
-    /* largest block (halving axis 0 first) whose grown box fits */
-    for (int d = 0; d < nd; d++) block[d] = out->shape[d];
-    for (int d = 0; d <= nd; d++) {
-        for (;;) {
-            int64_t gs[VOXA_MAXDIM], gl[VOXA_MAXDIM], t, g;
-            grown(lo, hi, box, nd, zero, block, gs, gl);
-            VOXA_CHECK(needs(a, dt, nd, in ? gl : block, &t, &g));
-            if (fits(l, t, g)) goto found;
-            if (d == nd || block[d] == 1) break;
-            block[d] = (block[d] + 1) / 2;
-        }
-    }
-    return voxa__error(VOXA_EUNSUPPORTED, "%s: backend '%s': even one voxel with its halo "
-                       "needs more device memory than the limit (%lld bytes)", op->name,
-                       voxa_backend_name(b), (long long)l->total);
-found:;
-    int64_t nb[VOXA_MAXDIM], idx[VOXA_MAXDIM] = {0}, nblocks = 1, count = 0;
-    for (int d = 0; d < nd; d++) {
-        nb[d] = (out->shape[d] + block[d] - 1) / block[d];
-        nblocks *= nb[d];
-    }
+    int64_t nblocks;
+    VOXA_CHECK(local_blocks(a, dt, nd, box, in != NULL, lo, hi, l, block, &nblocks));
+    if (!nblocks)
+        return voxa__error(VOXA_EUNSUPPORTED, "%s: backend '%s': even one voxel with its halo "
+                           "needs more device memory than the limit (%lld bytes)", op->name,
+                           voxa_backend_name(b), (long long)l->total);
+    int64_t nb[VOXA_MAXDIM], idx[VOXA_MAXDIM] = {0}, count = 0;
+    for (int d = 0; d < nd; d++) nb[d] = (out->shape[d] + block[d] - 1) / block[d];
     voxa_status st = VOXA_OK;
     voxa_array tmp = {0};
     for (int64_t k = 0; k < nblocks && st == VOXA_OK; k++) {
@@ -237,7 +226,7 @@ voxa_status voxa__route_run(voxa_op_ctx *ctx) {
     int64_t t, g;
     VOXA_CHECK(needs(a, ctx->in ? ctx->in->dtype : ctx->out->dtype, region->ndim, region->shape,
                      &t, &g));
-    if (fits(&l, t, g)) {
+    if (fits(&l, t, g) || op->gpu->tiles) { /* tiles: the op cuts itself (label, edt) */
         st = op->gpu->run(ctx, b);
     } else if ((op->flags & VOXA_OP_LOCAL) && !(op->flags & VOXA_OP_HALO_APPROX) &&
                (!ctx->in || (op->flags & VOXA_OP_SAME_SHAPE))) {
@@ -255,4 +244,32 @@ voxa_status voxa__route_run(voxa_op_ctx *ctx) {
         return op->run(ctx);
     }
     return st;
+}
+
+voxa_status voxa_op_device_tiles(const voxa_args *a, voxa_dtype dt, int nd,
+                                 const int64_t *shape, int64_t *ntiles, int64_t *limit) {
+    VOXA_FAIL_IF(!a || !a->op || !shape || !ntiles || !limit, VOXA_EINVAL, "op: NULL argument");
+    *ntiles = *limit = 0;
+    const voxa_op *op = a->op;
+    voxa_backend b;
+    if (wanted(a) == VOXA_BACKEND_CPU || !op->gpu || voxa_op_backend(a, &b) != VOXA_OK ||
+        b == VOXA_BACKEND_CPU) {
+        voxa_clear_error();
+        return VOXA_OK;
+    }
+    limits l;
+    VOXA_CHECK(device_limits(b, &l));
+    *limit = l.total;
+    int64_t t, g;
+    if (op->gpu->tiles) return op->gpu->tiles(a, dt, nd, shape, l.total, l.largest, ntiles);
+    VOXA_CHECK(needs(a, dt, nd, shape, &t, &g));
+    if (fits(&l, t, g)) {
+        *ntiles = 1;
+    } else if ((op->flags & VOXA_OP_LOCAL) && !(op->flags & VOXA_OP_HALO_APPROX) &&
+               (op->ninputs == 0 || (op->flags & VOXA_OP_SAME_SHAPE))) {
+        int64_t lo[VOXA_MAXDIM], hi[VOXA_MAXDIM], block[VOXA_MAXDIM];
+        VOXA_CHECK(voxa_op_halo(a, nd, lo, hi));
+        VOXA_CHECK(local_blocks(a, dt, nd, shape, op->ninputs > 0, lo, hi, &l, block, ntiles));
+    }
+    return VOXA_OK;
 }

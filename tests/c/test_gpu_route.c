@@ -91,11 +91,22 @@ static void test_morph(void) {
         parity(ops[o], &m, cases[0]);
         parity(ops[o], &m, cases[3]);
     }
-    /* a global op too large for the "device": EUNSUPPORTED, auto runs the CPU */
+    /* global ops larger than the "device" tile themselves (label, edt):
+     * the same bytes as the CPU */
+    for (int k = 0; k < ngpus; k++) {
+        voxa_array c, g;
+        CHECK_OK(run("edt", VOXA_BACKEND_CPU, &m, NULL, &c));
+        CHECK_OK(run("edt", gpus[k], &m, NULL, &g));
+        same_bytes(&c, &g);
+        voxa_array_free(&c);
+        voxa_array_free(&g);
+    }
+    /* not even one line fits: EUNSUPPORTED, auto runs the CPU */
+    setenv("VOXA_GPU_TILE_BYTES", "100", 1);
     for (int k = 0; k < ngpus; k++) {
         voxa_array g;
         CHECK_STATUS(run("edt", gpus[k], &m, NULL, &g), VOXA_EUNSUPPORTED);
-        CHECK_MSG("not tiled in memory");
+        CHECK_MSG("needs more device memory than the limit");
         voxa_array_free(&g);
     }
     voxa_array c, g;

@@ -146,8 +146,8 @@ def test_no_gpu_path_fails_clearly_and_auto_falls_back(backend):
 @pytest.mark.parametrize("backend", GPUS)
 def test_tiles_equal_one_run(backend, monkeypatch):
     """VOXA_GPU_TILE_BYTES forces tiles: local ops run block by block with
-    their halo and equal the untiled run; global ops fail on opencl and run
-    on the CPU with auto."""
+    their halo and equal the untiled run; EDT runs its passes by tiles; too
+    small a limit fails on opencl and runs on the CPU with auto."""
     rng = np.random.default_rng(7)
     m = rng.random((24, 27, 33)) < 0.5
     ref = {op: np.empty(m.shape, bool) for op in ("open", "close")}
@@ -168,7 +168,10 @@ def test_tiles_equal_one_run(backend, monkeypatch):
     pts = rng.random((40, 3)) * [24, 27, 33]
     same(voxa.balls((24, 27, 33), pts, 3.5, backend="cpu"),
          voxa.balls((24, 27, 33), pts, 3.5, backend=backend))
-    with pytest.raises(TypeError, match="not tiled in memory"):
+    # global ops tile themselves (test_gpu_tiles.py); one line too large fails
+    same(voxa.distance_transform_edt(m, backend=backend), ndi.distance_transform_edt(m))
+    monkeypatch.setenv("VOXA_GPU_TILE_BYTES", "100")
+    with pytest.raises(TypeError, match="more device memory than the limit"):
         voxa.distance_transform_edt(m, backend=backend)
     same(voxa.distance_transform_edt(m, backend="auto"), ndi.distance_transform_edt(m))
 

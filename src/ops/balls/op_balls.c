@@ -139,7 +139,7 @@ static voxa_status device_bytes(const voxa_args *a, voxa_dtype dt, int nd, const
 }
 
 static const voxa_op_gpu gpu = {run_on, device_bytes,
-                                "V + 72 per point (owner map: 16 V + 72 per point)"};
+                                "V + 72 per point (owner map: 16 V + 72 per point)", NULL};
 
 const voxa_op voxa__op_balls = {
     .name = "balls",

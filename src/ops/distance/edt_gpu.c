@@ -13,7 +13,9 @@
  * index (-1, 0, ..., 0)): the CPU computes it, there is nothing to search.
  *
  * Device memory: V (mask) + 8 V (distances) + the line scratch (at most
- * VOXA__GPU_SQDT_SCRATCH), then 8 V + 4 V for a float32/uint32 output. */
+ * VOXA__GPU_SQDT_SCRATCH), then 8 V + 4 V for a float32/uint32 output. A
+ * volume above the device limits (voxa__gpu_limits) runs its passes by
+ * tiles instead (edt_gpu_tiled.c), with the same result. */
 #include "edt_gpu.h"
 #include "backend/gpu_sqdt.h"
 
@@ -64,7 +66,14 @@ voxa_status voxa__edt_gpu(voxa_backend b, const voxa_array *in, voxa_array *out,
     voxa_status st = VOXA_OK;
     voxa__gpu *g = NULL;
     voxa__buf dm = {0}, df = {0}, dout = {0};
+    int64_t lim, largest, need, need1;
+    if ((st = voxa__gpu_limits(b, &lim, &largest))) goto done;
+    voxa__edt_gpu_bytes(nd, in->shape, out->dtype, &need, &need1);
     if ((st = voxa__gpu_acquire(b, "edt", &g))) goto done;
+    if (need > lim || need1 > largest) { /* larger than the device: passes by tiles */
+        st = voxa__edt_gpu_tiled(g, src, out, p, lim, largest);
+        goto done;
+    }
     if ((st = voxa__gpu_upload(g, src, (size_t)n, "edt: mask", &dm)) ||
         (st = voxa__gpu_alloc(g, (size_t)n * 8, "edt: distances", &df)))
         goto done;
@@ -97,6 +106,89 @@ done:
     voxa__gpu_free(g, &dout);
     voxa__gpu_release(g);
     voxa__free(owned);
+    return st;
+}
+
+/* Device arrays (include/voxa/device.h): the mask and the output stay on the
+ * device; a float64 output holds the distances themselves. An input without
+ * background (all distances +inf after the passes: voxel 0's tells) is
+ * scipy's special case: it goes through the host and the CPU, as above. */
+voxa_status voxa_edt_device(const voxa_device_array *in, voxa_device_array *out,
+                            const voxa_edt_params *p) {
+    voxa_edt_params def = {0};
+    if (!p) p = &def;
+    VOXA_FAIL_IF(!in || !out, VOXA_EINVAL, "edt: in and out must not be NULL");
+    VOXA_FAIL_IF(in->dtype != VOXA_BOOL && in->dtype != VOXA_U8, VOXA_EUNSUPPORTED,
+                 "edt: a device input must be bool or uint8 (got %s)", voxa_dtype_name(in->dtype));
+    VOXA_FAIL_IF(in->ndim < 1 || in->ndim > VOXA_MAXDIM || out->ndim != in->ndim, VOXA_EINVAL,
+                 "edt: device arrays of ndim %d and %d (1..%d, equal)", in->ndim, out->ndim,
+                 VOXA_MAXDIM);
+    voxa_array hi = {0}, ho = {0};
+    hi.dtype = in->dtype;
+    ho.dtype = out->dtype;
+    hi.ndim = ho.ndim = in->ndim;
+    int nd = in->ndim;
+    int64_t n = 1;
+    for (int d = 0; d < nd; d++) {
+        VOXA_FAIL_IF(in->shape[d] != out->shape[d], VOXA_EINVAL, "edt: out's shape differs from "
+                     "in's on axis %d (%lld, %lld)", d, (long long)out->shape[d],
+                     (long long)in->shape[d]);
+        n *= in->shape[d];
+    }
+    VOXA_CHECK(voxa_edt(&hi, &ho, p)); /* the CPU's checks on empty views */
+    VOXA_FAIL_IF(in->backend != VOXA_BACKEND_CUDA || out->backend != VOXA_BACKEND_CUDA,
+                 VOXA_EUNSUPPORTED, "edt: device arrays are taken on the cuda backend only");
+    double maxd2 = 0;
+    for (int d = 0; d < nd; d++) {
+        double s = p->spacing ? p->spacing[d] : 1.0;
+        maxd2 += ((double)in->shape[d] + 1) * ((double)in->shape[d] + 1) * s * s;
+    }
+    VOXA_FAIL_IF(out->dtype == VOXA_U32 && maxd2 >= 4294967295.0, VOXA_EOVERFLOW,
+                 "squared distances may exceed uint32 for this shape: use float64");
+    if (n == 0) return VOXA_OK;
+    voxa__gpu *g = NULL;
+    voxa__buf dm, dout, df = {0};
+    double first = 0;
+    voxa_status st = voxa__gpu_acquire(VOXA_BACKEND_CUDA, "edt", &g);
+    if (st || (st = voxa__gpu_borrow(g, in, "edt: in", &dm)) ||
+        (st = voxa__gpu_borrow(g, out, "edt: out", &dout)))
+        goto done;
+    if (out->dtype == VOXA_F64) df = dout;
+    else if ((st = voxa__gpu_alloc(g, (size_t)n * 8, "edt: distances", &df))) goto done;
+    voxa__gpu_sqdt q;
+    memset(&q, 0, sizeof q);
+    q.ndim = nd;
+    memcpy(q.shape, in->shape, sizeof(int64_t) * (size_t)nd);
+    q.src = &dm;
+    q.spacing = p->spacing;
+    q.cap = INFINITY;
+    if ((st = voxa__gpu_sqdt_run(g, &q, &df)) || (st = g->ops->read(g, &df, 0, &first, 8)))
+        goto done;
+    if (first == INFINITY) { /* no background: scipy's special case on the CPU */
+        voxa_array hin, hout;
+        if ((st = voxa_array_new(&hin, in->dtype, nd, in->shape))) goto done;
+        if ((st = voxa_array_new(&hout, out->dtype, nd, in->shape)) == VOXA_OK &&
+            (st = g->ops->read(g, &dm, 0, hin.data, dm.bytes)) == VOXA_OK &&
+            (st = voxa_edt(&hin, &hout, p)) == VOXA_OK)
+            st = g->ops->write(g, &dout, 0, hout.data, dout.bytes);
+        voxa_array_free(&hin);
+        voxa_array_free(&hout);
+        goto done;
+    }
+    if (out->dtype == VOXA_F64) {
+        voxa__arg a[] = {VX_ARG(df.h), VX_ARG(n)};
+        if (!p->squared && (st = g->ops->launch(g, "vx_sqdt_emit_f64", n, 2, a))) goto done;
+    } else {
+        const char *k = out->dtype == VOXA_U32 ? "vx_sqdt_emit_u32"
+                        : p->squared           ? "vx_sqdt_emit_f32sq"
+                                               : "vx_sqdt_emit_f32";
+        voxa__arg a[] = {VX_ARG(df.h), VX_ARG(dout.h), VX_ARG(n)};
+        if ((st = g->ops->launch(g, k, n, 3, a))) goto done;
+    }
+    st = g->ops->finish(g);
+done:
+    voxa__gpu_free(g, &df);
+    voxa__gpu_release(g);
     return st;
 }
 

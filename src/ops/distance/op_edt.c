@@ -106,8 +106,22 @@ static voxa_status device_bytes(const voxa_args *a, voxa_dtype dt, int nd, const
     return VOXA_OK;
 }
 
+/* Larger than the device: each pass by tiles whole along its axis
+ * (edt_gpu_tiled.c); the count is over all passes. */
+static voxa_status tiles(const voxa_args *a, voxa_dtype dt, int nd, const int64_t *shape,
+                         int64_t limit, int64_t largest, int64_t *ntiles) {
+    voxa_dtype odt;
+    int ond;
+    int64_t oshape[VOXA_MAXDIM];
+    voxa_array probe = {.dtype = dt, .ndim = nd};
+    VOXA_CHECK(output(a, &probe, &odt, &ond, oshape));
+    *ntiles = voxa__edt_gpu_tiles(nd, shape, odt, limit, largest);
+    return VOXA_OK;
+}
+
 static const voxa_op_gpu gpu = {run_gpu, device_bytes,
-                                "9 V + line scratch (<= 256 MiB); 12 V for float32/uint32"};
+                                "9 V + line scratch (<= 256 MiB); 12 V for float32/uint32 "
+                                "(tiles: 9 v per pass + a line)", tiles};
 
 const voxa_op voxa__op_edt = {
     .name = "edt",

@@ -110,6 +110,22 @@ VX_KERNEL vx_label_rank(VX_GLOBAL long *L, long n, long chunk, VX_GLOBAL const l
             out[i] = (T)lab;                                                          \
         }                                                                             \
     }
+/* Tiled runs (label_gpu_tiled.c): a tile's local number n (1..k) becomes
+ * map[n - 1], the final number of its merged component. */
+#define VX_LABEL_MAPPED(T, W)                                                           \
+    VX_KERNEL vx_label_mapped_##W(VX_GLOBAL const long *L, VX_GLOBAL const long *map,    \
+                                  VX_GLOBAL T *out, long n) {                           \
+        VX_FOR(i, n) {                                                                  \
+            long v = L[i];                                                              \
+            long lab = v == -1 ? 0 : v < -1 ? -v - 1 : -L[v] - 1;                       \
+            out[i] = (T)(lab ? map[lab - 1] : 0);                                       \
+        }                                                                               \
+    }
+VX_LABEL_MAPPED(uchar, 1)
+VX_LABEL_MAPPED(ushort, 2)
+VX_LABEL_MAPPED(uint, 4)
+VX_LABEL_MAPPED(ulong, 8)
+
 VX_LABEL_FINAL(uchar, 1)
 VX_LABEL_FINAL(ushort, 2)
 VX_LABEL_FINAL(uint, 4)

@@ -4,6 +4,7 @@
 #include "op_args.h"
 #include "voxa/label.h"
 #include "voxa/backend.h"
+#include "label_gpu.h"
 
 #include <stdlib.h>
 
@@ -76,7 +77,22 @@ static voxa_status device_bytes(const voxa_args *a, voxa_dtype dt, int nd, const
     return VOXA_OK;
 }
 
-static const voxa_op_gpu gpu = {run_on, device_bytes, "9 V, then 8 V + es V; + V/64"};
+/* Larger than the device: tiles of the padded 3-D volume (label_gpu_tiled.c),
+ * 24 v + v/64 + 64 bytes each. */
+static voxa_status tiles(const voxa_args *a, voxa_dtype dt, int nd, const int64_t *shape,
+                         int64_t limit, int64_t largest, int64_t *ntiles) {
+    (void)dt;
+    int64_t sh[3] = {1, 1, 1}, tile[3];
+    *ntiles = 0;
+    if (nd < 1 || nd > 3) return VOXA_OK;
+    for (int d = 0; d < nd; d++) sh[3 - nd + d] = shape[d];
+    *ntiles = voxa__label_gpu_tiling(sh, voxa_dtype_size((voxa_dtype)voxa__arg_int(a, DTYPE)),
+                                     limit, largest, tile);
+    return VOXA_OK;
+}
+
+static const voxa_op_gpu gpu = {run_on, device_bytes,
+                                "9 V, then 8 V + es V; + V/64 (tiles: 24 v + v/64 each)", tiles};
 
 const voxa_op voxa__op_label = {
     .name = "label",

@@ -111,7 +111,7 @@ static voxa_status device_bytes(const voxa_args *a, voxa_dtype dt, int nd, const
 
 static const voxa_op_gpu gpu = {run_on, device_bytes,
                                 "2 V, + 8 V + line scratch (<= 256 MiB) for balls, + 4 V for "
-                                "diamonds"};
+                                "diamonds", NULL};
 
 static voxa_status describe(const voxa_args *a, const voxa_array *in, char *buf, size_t n) {
     voxa_morph_element se;

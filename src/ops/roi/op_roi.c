@@ -124,7 +124,7 @@ static voxa_status roi_device_bytes(const voxa_args *a, voxa_dtype dt, int nd,
 }
 
 static const voxa_op_gpu roi_gpu = {roi_run_on, roi_device_bytes,
-                                    "input + n x patch x es + 8 n k"};
+                                    "input + n x patch x es + 8 n k", NULL};
 
 const voxa_op voxa__op_roi = {
     .name = "roi",
@@ -241,7 +241,7 @@ static voxa_status paste_device_bytes(const voxa_args *a, voxa_dtype dt, int nd,
 }
 
 static const voxa_op_gpu paste_gpu = {paste_run_on, paste_device_bytes,
-                                      "volume + patches + 4 V + 8 n k (overwrite only)"};
+                                      "volume + patches + 4 V + 8 n k (overwrite only)", NULL};
 
 const voxa_op voxa__op_paste = {
     .name = "paste",

@@ -73,24 +73,23 @@ static inline int64_t find(int64_t *parent, int64_t x) {
  * over the words finds every pair exactly once. Other masks ({-1}, {0},
  * {+1}, {-1,+1}) take one pass per shift: C = A & B[x+dx], whose segment
  * starts are exactly the pairs at that shift. */
-#define UNITE_BITS_BODY                                                        \
-    int64_t last_a = -1, ri = -1;                                              \
+#define UNITE_BITS_PASS(BW)                                                    \
     if (mask == 3 || mask == 6 || mask == 7) {                                 \
         uint64_t carry = 0;                                                    \
         for (int64_t w = 0; w < nw; w++) {                                     \
-            uint64_t aw = a->bits[w], bw = b->bits[w];                         \
+            uint64_t aw = a->bits[w], bw = BW(w);                         \
             uint64_t c = aw & bw;                                              \
             uint64_t seg = c & ~((c << 1) | carry);                            \
             carry = c >> 63;                                                   \
             PAIRS(seg, w, 0);                                                  \
             if (mask & 4) {                                                    \
                 uint64_t anext = w + 1 < nw ? a->bits[w + 1] << 63 : 0;        \
-                uint64_t bnext = (bw >> 1) | (w + 1 < nw ? b->bits[w + 1] << 63 : 0); \
+                uint64_t bnext = (bw >> 1) | (w + 1 < nw ? BW(w + 1) << 63 : 0); \
                 uint64_t ends = aw & ~((aw >> 1) | anext);                     \
                 PAIRS(ends & bnext & ~bw, w, 1);                               \
             }                                                                  \
             if (mask & 1) {                                                    \
-                uint64_t bprev = (bw << 1) | (w > 0 ? b->bits[w - 1] >> 63 : 0); \
+                uint64_t bprev = (bw << 1) | (w > 0 ? BW(w - 1) >> 63 : 0); \
                 PAIRS(a->starts[w] & bprev & ~bw, w, -1);                      \
             }                                                                  \
         }                                                                      \
@@ -100,15 +99,27 @@ static inline int64_t find(int64_t *parent, int64_t x) {
             int dx = dxi - 1;                                                  \
             uint64_t carry = 0;                                                \
             for (int64_t w = 0; w < nw; w++) {                                 \
-                uint64_t bw = b->bits[w];                                      \
-                if (dx > 0) bw = (bw >> 1) | (w + 1 < nw ? b->bits[w + 1] << 63 : 0); \
-                else if (dx < 0) bw = (bw << 1) | (w > 0 ? b->bits[w - 1] >> 63 : 0); \
+                uint64_t bw = BW(w);                                      \
+                if (dx > 0) bw = (bw >> 1) | (w + 1 < nw ? BW(w + 1) << 63 : 0); \
+                else if (dx < 0) bw = (bw << 1) | (w > 0 ? BW(w - 1) >> 63 : 0); \
                 uint64_t c = a->bits[w] & bw;                                  \
                 uint64_t seg = c & ~((c << 1) | carry);                        \
                 carry = c >> 63;                                               \
                 PAIRS(seg, w, dx);                                             \
             }                                                                  \
         }                                                                      \
+    }
+
+/* Line b's word w, without the voxels its covers make redundant. */
+#define BW_PLAIN(w) (b->bits[w])
+#define BW_COVER(w) (b->bits[w] & ~(b->cover1[w] | b->cover2[w]))
+
+#define UNITE_BITS_BODY                                                        \
+    int64_t last_a = -1, ri = -1;                                              \
+    if (b->cover1) {                                                           \
+        UNITE_BITS_PASS(BW_COVER)                                              \
+    } else {                                                                   \
+        UNITE_BITS_PASS(BW_PLAIN)                                              \
     }
 
 static void unite_bits_generic(int64_t *parent, int64_t nw, const voxa__line_bits *a,

@@ -81,17 +81,27 @@ static inline int64_t find(int64_t *parent, int64_t x) {
             uint64_t c = aw & bw;                                              \
             uint64_t seg = c & ~((c << 1) | carry);                            \
             carry = c >> 63;                                                   \
-            PAIRS(seg, w, 0);                                                  \
+            uint64_t e1 = 0, s1 = 0;                                           \
             if (mask & 4) {                                                    \
                 uint64_t anext = w + 1 < nw ? a->bits[w + 1] << 63 : 0;        \
                 uint64_t bnext = (bw >> 1) | (w + 1 < nw ? BW(w + 1) << 63 : 0); \
                 uint64_t ends = aw & ~((aw >> 1) | anext);                     \
-                PAIRS(ends & bnext & ~bw, w, 1);                               \
+                e1 = ends & bnext & ~bw;                                       \
             }                                                                  \
             if (mask & 1) {                                                    \
-                uint64_t bprev = (bw << 1) | (w > 0 ? BW(w - 1) >> 63 : 0); \
-                PAIRS(a->starts[w] & bprev & ~bw, w, -1);                      \
+                uint64_t bprev = (bw << 1) | (w > 0 ? BW(w - 1) >> 63 : 0);    \
+                s1 = a->starts[w] & bprev & ~bw;                               \
             }                                                                  \
+            /* one loop for the three kinds (seg, s1, e1 are disjoint but for \
+             * one-voxel runs of a touching b on both sides: `both`) */        \
+            uint64_t both = e1 & s1;                                           \
+            e1 &= ~s1;                                                         \
+            for (uint64_t m_ = seg | s1 | e1; m_; m_ &= m_ - 1) {              \
+                int x_ = __builtin_ctzll(m_);                                  \
+                int dx_ = (int)((e1 >> x_) & 1) - (int)((s1 >> x_) & 1);       \
+                PAIR(w, x_, dx_);                                              \
+            }                                                                  \
+            PAIRS(both, w, 1);                                                 \
         }                                                                      \
     } else {                                                                   \
         for (int dxi = 0; dxi < 3; dxi++) {                                    \

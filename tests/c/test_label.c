@@ -6,7 +6,6 @@
 #include <stdint.h>
 
 extern int64_t voxa__label_min_block; /* internal knob: force many blocks */
-extern int64_t voxa__label_stream_bytes; /* internal knob: streaming output */
 
 /* Reference: flood fill in raster order with the full structure `st`
  * (3^nd entries), C-contiguous u8 mask, int64 labels. Returns the count. */
@@ -379,60 +378,6 @@ static void test_bitmap_corners(void) {
     voxa_set_threads(0);
 }
 
-/* The streaming output pass (outputs beyond voxa__label_stream_bytes, here
- * lowered to 0): every output width, spans shorter and longer than the
- * 64-element switch, line starts off the 16-byte grid (odd widths), runs
- * of any length. Each against the reference, cast to the output width. */
-static void test_stream_output(void) {
-    static const int64_t widths[] = {1, 5, 63, 64, 65, 130, 1000};
-    static const voxa_dtype types[] = {VOXA_U8, VOXA_I16, VOXA_U32, VOXA_I64};
-    unsigned long long seed = 11;
-    unsigned char st[9];
-    int64_t old_stream = voxa__label_stream_bytes;
-    voxa__label_stream_bytes = 0;
-    connectivity_structure(2, 2, st);
-    for (size_t wi = 0; wi < sizeof widths / sizeof *widths; wi++) {
-        int64_t shape[2] = {9, widths[wi]}, n = shape[0] * shape[1];
-        uint8_t *m = malloc((size_t)n);
-        int64_t *want = malloc((size_t)n * sizeof *want);
-        unsigned char *got = malloc((size_t)n * 8);
-        /* runs of random lengths 1..150 with gaps 1..150 */
-        int64_t i = 0, on = 0;
-        while (i < n) {
-            int64_t len = 1 + (int64_t)(vtest_rand(&seed) % (vtest_rand(&seed) % 2 ? 150 : 4));
-            for (int64_t k = 0; k < len && i < n; k++) m[i++] = (uint8_t)on;
-            on = !on;
-        }
-        int64_t wn = ref_label(m, 2, shape, st, want);
-        for (size_t ti = 0; ti < sizeof types / sizeof *types; ti++) {
-            size_t sz = voxa_dtype_size(types[ti]);
-            voxa_array in, out;
-            voxa_array_view(&in, m, VOXA_U8, 2, shape);
-            voxa_array_view(&out, got, types[ti], 2, shape);
-            memset(got, 0xab, (size_t)n * sz);
-            for (int t = 1; t <= 2; t++) {
-                voxa_set_threads(t);
-                int64_t gn = -1, bad = 0;
-                CHECK_OK(voxa_label(&in, st, 0, &out, &gn));
-                CHECK(gn == wn);
-                for (int64_t k = 0; k < n; k++) {
-                    uint64_t v = 0;
-                    memcpy(&v, got + k * (int64_t)sz, sz); /* little-endian hosts */
-                    bad += v != (uint64_t)want[k] % (sz == 8 ? UINT64_MAX : (1ULL << (8 * sz)));
-                }
-                CHECK(bad == 0);
-                if (bad) fprintf(stderr, "  width %lld type %zu: %lld wrong\n",
-                                 (long long)shape[1], ti, (long long)bad);
-            }
-        }
-        free(m);
-        free(want);
-        free(got);
-    }
-    voxa__label_stream_bytes = old_stream;
-    voxa_set_threads(0);
-}
-
 int main(void) {
     RUN(test_known_2d);
     RUN(test_edge_shapes);
@@ -443,6 +388,5 @@ int main(void) {
     RUN(test_8d);
     RUN(test_random_vs_reference);
     RUN(test_bitmap_corners);
-    RUN(test_stream_output);
     VTEST_END();
 }

@@ -64,10 +64,6 @@
  * small volumes into many blocks and so exercise the seams). */
 int64_t voxa__label_min_block = 1 << 16; /* (3^7 - 1) / 2 neighbour lines for ndim 8 */
 
-/* Output bytes from which the output pass uses streaming stores (tests
- * lower it to exercise that path on small arrays). */
-int64_t voxa__label_stream_bytes = (int64_t)64 << 20;
-
 typedef struct plan {
     int nd;                        /* dims after dropping unit axes, >= 1 */
     int64_t shape[VOXA_MAXDIM];
@@ -309,7 +305,6 @@ static voxa_status write_block(int64_t b, int64_t e, int tid, void *ctx) {
         P->write_fn(P->out + line_offset(idx, P->ostr, P->nd), P->w, P->ostr[P->nd - 1],
                     P->runs + r0, P->line_off[l + 1] - r0, P->parent + r0);
     }
-    voxa__label_write_fence();
     return VOXA_OK;
 }
 
@@ -493,9 +488,6 @@ voxa_status voxa_label(const voxa_array *in, const unsigned char *structure, int
     P->out = out->data;
     P->runs_fn = voxa__label_runs_kernel(in->dtype);
     P->write_fn = voxa__label_write_kernel(out->dtype);
-    /* outputs far beyond the caches: streaming stores (label_runs.c) */
-    if ((int64_t)(voxa_array_size(out) * voxa_dtype_size(out->dtype)) >= voxa__label_stream_bytes)
-        P->write_fn = voxa__label_stream_kernel(out->dtype);
 
     /* 1. runs: count, size exactly, fill */
     P->line_off = voxa__malloc((size_t)P->nlines + 1, sizeof *P->line_off);

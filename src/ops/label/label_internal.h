@@ -27,10 +27,6 @@ typedef void (*voxa__write_fn)(char *p, int64_t n, int64_t st, const voxa__run *
  * f32, f64) and an integer output dtype (folded by size); NULL if unsupported. */
 voxa__runs_fn voxa__label_runs_kernel(voxa_dtype in);
 voxa__write_fn voxa__label_write_kernel(voxa_dtype out);
-/* The same with streaming stores for long spans (outputs far larger than
- * the caches); each thread calls voxa__label_write_fence after its lines. */
-voxa__write_fn voxa__label_stream_kernel(voxa_dtype out);
-void voxa__label_write_fence(void);
 
 /* Byte masks with a contiguous last axis and run merging: fill a line's runs
  * (as the runs kernel does) and keep its bitmaps for the bitmap union:
@@ -62,7 +58,5 @@ voxa__unite_bits_fn voxa__label_unite_bits_kernel(void);
 
 /* Least voxels per parallel block (default 65536); tests may lower it. */
 extern int64_t voxa__label_min_block;
-/* Output bytes from which streaming stores are used (default 64 MiB). */
-extern int64_t voxa__label_stream_bytes;
 
 #endif

@@ -298,100 +298,34 @@ voxa__runs_fn voxa__label_runs_kernel(voxa_dtype t) {
         for (; y_ < end_; y_++) (a)[y_] = (v);                                 \
     } while (0)
 
-/* Streaming (non-temporal) fill of a[y, end), for outputs much larger than
- * the caches: the stores skip the read-for-ownership of every line, so a
- * long span costs one write of memory instead of a read and a write (the
- * W1 output is ~99 % zeros: that write is most of the labelling). 16-byte
- * aligned middle with SSE2 streaming stores; ragged ends with plain ones.
- * A thread's streaming stores are ordered before its later work by the
- * fence in voxa__label_write_fence. */
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#define LABEL_STREAM 1
-#define STREAM_FILL(T, a, y, end, v, PAT)                                      \
-    do {                                                                       \
-        int64_t y_ = (y), end_ = (end);                                        \
-        while (y_ < end_ && ((uintptr_t)((a) + y_) & 15)) (a)[y_++] = (v);     \
-        __m128i pat_ = PAT;                                                    \
-        for (; y_ + (int64_t)(16 / sizeof(T)) <= end_; y_ += 16 / sizeof(T))   \
-            _mm_stream_si128((__m128i *)(void *)((a) + y_), pat_);             \
-        for (; y_ < end_; y_++) (a)[y_] = (v);                                 \
-    } while (0)
-#endif
-
-#define WRITE_KERNEL_BODY(T, LONGFILL)                                         \
-    if (st == (int64_t)sizeof(T) && ((uintptr_t)p % sizeof(T)) == 0) {         \
-        T *a = (T *)(void *)p;                                                 \
-        int64_t x = 0;                                                         \
-        for (int64_t k = 0; k < nr; k++) {                                     \
-            T v_ = (T)lab[k];                                                  \
-            if ((int64_t)r[k].s - x >= 64) LONGFILL(T, a, x, (int64_t)r[k].s, (T)0); \
-            else SPAN_FILL(T, a, x, (int64_t)r[k].s, n, (T)0);                 \
-            if ((int64_t)(r[k].e - r[k].s) >= 64) LONGFILL(T, a, (int64_t)r[k].s, (int64_t)r[k].e, v_); \
-            else SPAN_FILL(T, a, (int64_t)r[k].s, (int64_t)r[k].e, n, v_);     \
-            x = r[k].e;                                                        \
-        }                                                                      \
-        if (n - x >= 64) LONGFILL(T, a, x, n, (T)0);                           \
-        else SPAN_FILL(T, a, x, n, n, (T)0);                                   \
-    } else {                                                                   \
-        int64_t x = 0;                                                         \
-        T zero = 0;                                                            \
-        for (int64_t k = 0; k < nr; k++) {                                     \
-            for (; x < (int64_t)r[k].s; x++) memcpy(p + x * st, &zero, sizeof(T)); \
-            T v = (T)lab[k];                                                   \
-            for (; x < (int64_t)r[k].e; x++) memcpy(p + x * st, &v, sizeof(T)); \
-        }                                                                      \
-        for (; x < n; x++) memcpy(p + x * st, &zero, sizeof(T));               \
-    }
-
-#define PLAIN_FILL(T, a, y, end, v) SPAN_FILL(T, a, y, end, n, v)
-
 #define WRITE_KERNEL(T, name)                                                  \
     static void write_##name(char *p, int64_t n, int64_t st, const voxa__run *r, \
                              int64_t nr, const int64_t *lab) {                 \
-        WRITE_KERNEL_BODY(T, PLAIN_FILL)                                       \
+        if (st == (int64_t)sizeof(T)) {                                        \
+            T *a = (T *)(void *)p;                                             \
+            int64_t x = 0;                                                     \
+            for (int64_t k = 0; k < nr; k++) {                                 \
+                SPAN_FILL(T, a, x, (int64_t)r[k].s, n, (T)0);                  \
+                SPAN_FILL(T, a, (int64_t)r[k].s, (int64_t)r[k].e, n, (T)lab[k]); \
+                x = r[k].e;                                                    \
+            }                                                                  \
+            SPAN_FILL(T, a, x, n, n, (T)0);                                    \
+        } else {                                                               \
+            int64_t x = 0;                                                     \
+            T zero = 0;                                                        \
+            for (int64_t k = 0; k < nr; k++) {                                 \
+                for (; x < (int64_t)r[k].s; x++) memcpy(p + x * st, &zero, sizeof(T)); \
+                T v = (T)lab[k];                                               \
+                for (; x < (int64_t)r[k].e; x++) memcpy(p + x * st, &v, sizeof(T)); \
+            }                                                                  \
+            for (; x < n; x++) memcpy(p + x * st, &zero, sizeof(T));           \
+        }                                                                      \
     }
 
 WRITE_KERNEL(uint8_t, u8)
 WRITE_KERNEL(uint16_t, u16)
 WRITE_KERNEL(uint32_t, u32)
 WRITE_KERNEL(uint64_t, u64)
-
-#ifdef LABEL_STREAM
-#define SFILL8(T, a, y, end, v) STREAM_FILL(T, a, y, end, v, _mm_set1_epi8((char)(v)))
-#define SFILL16(T, a, y, end, v) STREAM_FILL(T, a, y, end, v, _mm_set1_epi16((short)(v)))
-#define SFILL32(T, a, y, end, v) STREAM_FILL(T, a, y, end, v, _mm_set1_epi32((int)(v)))
-#define SFILL64(T, a, y, end, v) STREAM_FILL(T, a, y, end, v, _mm_set1_epi64x((long long)(v)))
-#define STREAM_KERNEL(T, name, FILL)                                           \
-    static void swrite_##name(char *p, int64_t n, int64_t st, const voxa__run *r, \
-                              int64_t nr, const int64_t *lab) {                \
-        WRITE_KERNEL_BODY(T, FILL)                                             \
-    }
-STREAM_KERNEL(uint8_t, u8, SFILL8)
-STREAM_KERNEL(uint16_t, u16, SFILL16)
-STREAM_KERNEL(uint32_t, u32, SFILL32)
-STREAM_KERNEL(uint64_t, u64, SFILL64)
-#endif
-
-void voxa__label_write_fence(void) {
-#ifdef LABEL_STREAM
-    _mm_sfence();
-#endif
-}
-
-voxa__write_fn voxa__label_stream_kernel(voxa_dtype t) {
-#ifdef LABEL_STREAM
-    switch (t) {
-    case VOXA_U8: case VOXA_I8: return swrite_u8;
-    case VOXA_U16: case VOXA_I16: return swrite_u16;
-    case VOXA_U32: case VOXA_I32: return swrite_u32;
-    case VOXA_U64: case VOXA_I64: return swrite_u64;
-    default: return NULL;
-    }
-#else
-    return voxa__label_write_kernel(t);
-#endif
-}
 
 voxa__write_fn voxa__label_write_kernel(voxa_dtype t) {
     switch (t) {

@@ -27,7 +27,9 @@
  *  2. Union. For each line and each neighbour line, the two sorted run
  *     lists are swept together (two pointers); runs whose voxels are within
  *     an allowed dx are united (byte masks with many runs find the pairs
- *     with word arithmetic instead: label_bits.c). The union keeps the smaller index as root,
+ *     with word arithmetic instead: label_bits.c; in 3-D the corner lines
+ *     there skip voxels that a common neighbour already joins: see
+ *     plan_corners). The union keeps the smaller index as root,
  *     so every component's root is its first run in raster order.
  *     In parallel: lines are cut into one block per thread; a block unites
  *     only pairs whose both lines lie inside it (parents never leave the

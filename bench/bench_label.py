@@ -16,13 +16,16 @@ shape, fewer repeats, for a smoke test).
 
 Before/after a change (issue 14's frontier masks, cc3d beside them):
   python bench/bench_label.py --before OLD_voxa.so [--rounds=11] [--threads=1,2]
-      [--masks=w1,random,blobs] [--conn=1,2,3]
+      [--masks=w1,random,blobs] [--conn=1,2,3] [--cpu]
 times a copy of the extension built before the change against the current
 one and cc3d.connected_components, interleaved in this process (common.py's
 interleave) on bench_frontier.py's masks (W1 balls (20,1024,1024), 50 %
 random and blobs (400,401,401)); both builds' labels are checked equal.
 Prints per mask/connectivity/thread count the medians (min-max) and the
-per-round ratios before/after and cc3d/after."""
+per-round ratios before/after and cc3d/after. --cpu: one thread only, timed
+as the calling thread's CPU time (time.thread_time), which a loaded machine
+inflates far less than wall time (voxa with 1 thread and cc3d both run in
+the calling thread)."""
 import os
 import sys
 
@@ -108,11 +111,25 @@ def before_after(old_path):
     from common import interleave, load_other_ext, loadavg, ratio_stats
     old = load_other_ext(old_path)
     rounds = int(_arg("rounds", "11"))
-    threads = [int(t) for t in _arg("threads", "1,2").split(",")]
+    cpu = "--cpu" in sys.argv
+    threads = [1] if cpu else [int(t) for t in _arg("threads", "1,2").split(",")]
+    if cpu:
+        def interleave(calls, rounds, warmup=1):  # noqa: F811 (thread CPU time)
+            import time
+            for _, fn in calls:
+                fn()
+            times = {name: [] for name, _ in calls}
+            for r in range(rounds):
+                for name, fn in (calls if r % 2 == 0 else calls[::-1]):
+                    t0 = time.thread_time()
+                    fn()
+                    times[name].append(time.thread_time() - t0)
+            return times
     conns = [int(c) for c in _arg("conn", "1,2,3").split(",")]
     kinds = _arg("masks", "w1,random,blobs").split(",")
     big = (400, 401, 401)
-    print(f"## voxa.label before/after, {rounds} interleaved rounds\n\n{machine()}\n")
+    what = "thread CPU time" if cpu else "wall time"
+    print(f"## voxa.label before/after, {rounds} interleaved rounds, {what}\n\n{machine()}\n")
     print("| mask | conn | threads | before | after | before/after per round | cc3d | "
           "cc3d/after per round | load |")
     print("|---|---|---|---|---|---|---|---|---|")

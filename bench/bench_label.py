@@ -12,7 +12,20 @@ Connectivity 1 and 3 (6- and 26-neighbours); voxa with 1 and 2 threads.
 Every voxa result is checked equal to scipy's (labels and count).
 
 Run alone: python bench/bench_label.py [--quick]  (--quick: one smaller
-shape, fewer repeats, for a smoke test)."""
+shape, fewer repeats, for a smoke test).
+
+Before/after a change (issue 14's frontier masks, cc3d beside them):
+  python bench/bench_label.py --before OLD_voxa.so [--rounds=11] [--threads=1,2]
+      [--masks=w1,random,blobs] [--conn=1,2,3] [--cpu]
+times a copy of the extension built before the change against the current
+one and cc3d.connected_components, interleaved in this process (common.py's
+interleave) on bench_frontier.py's masks (W1 balls (20,1024,1024), 50 %
+random and blobs (400,401,401)); both builds' labels are checked equal.
+Prints per mask/connectivity/thread count the medians (min-max) and the
+per-round ratios before/after and cc3d/after. --cpu: one thread only, timed
+as the calling thread's CPU time (time.thread_time), which a loaded machine
+inflates far less than wall time (voxa with 1 thread and cc3d both run in
+the calling thread)."""
 import os
 import sys
 
@@ -81,5 +94,84 @@ def main():
     print("\n".join(out))
 
 
+def _arg(name, default):
+    for a in sys.argv[1:]:
+        if a.startswith(f"--{name}="):
+            return a.split("=", 1)[1]
+    return default
+
+
+def before_after(old_path):
+    """Interleaved rounds: old build, new build (each at every thread count)
+    and cc3d (one thread; it has none)."""
+    import statistics
+
+    import cc3d
+    from common import blob_mask as frontier_blobs
+    from common import interleave, load_other_ext, loadavg, ratio_stats
+    old = load_other_ext(old_path)
+    rounds = int(_arg("rounds", "11"))
+    cpu = "--cpu" in sys.argv
+    threads = [1] if cpu else [int(t) for t in _arg("threads", "1,2").split(",")]
+    if cpu:
+        def interleave(calls, rounds, warmup=1):  # noqa: F811 (thread CPU time)
+            import time
+            for _, fn in calls:
+                fn()
+            times = {name: [] for name, _ in calls}
+            for r in range(rounds):
+                for name, fn in (calls if r % 2 == 0 else calls[::-1]):
+                    t0 = time.thread_time()
+                    fn()
+                    times[name].append(time.thread_time() - t0)
+            return times
+    conns = [int(c) for c in _arg("conn", "1,2,3").split(",")]
+    kinds = _arg("masks", "w1,random,blobs").split(",")
+    big = (400, 401, 401)
+    what = "thread CPU time" if cpu else "wall time"
+    print(f"## voxa.label before/after, {rounds} interleaved rounds, {what}\n\n{machine()}\n")
+    print("| mask | conn | threads | before | after | before/after per round | cc3d | "
+          "cc3d/after per round | load |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for kind in kinds:
+        if kind == "w1":
+            m = w1_mask((20, 1024, 1024))
+        elif kind == "random":
+            m = random_mask(big)
+        else:
+            m = frontier_blobs(big)
+
+        def run(mod, t, c):
+            def f():
+                mod.set_threads(t)
+                out = np.empty(m.shape, np.int32)
+                return mod.run_op("label", m, out, structure=None, connectivity=c), out
+            return f
+        for c in conns:
+            n1, a = run(voxa._voxa, 1, c)()
+            n0, b = run(old, 1, c)()
+            assert n0 == n1 and np.array_equal(a, b), (kind, c)
+            del a, b
+            cc = {1: 6, 2: 18, 3: 26}[c]
+            calls = [("cc3d", lambda: cc3d.connected_components(m, connectivity=cc))]
+            for t in threads:
+                calls += [(f"before {t}", run(old, t, c)), (f"after {t}", run(voxa._voxa, t, c))]
+            load0 = loadavg()
+            ts = interleave(calls, rounds)
+            med = {k: statistics.median(v) for k, v in ts.items()}
+            for t in threads:
+                ba = ratio_stats(ts[f"before {t}"], ts[f"after {t}"])
+                ca = ratio_stats(ts["cc3d"], ts[f"after {t}"])
+                print(f"| {kind} | {cc} | {t} | {med[f'before {t}'] * 1e3:.1f} ms | "
+                      f"{med[f'after {t}'] * 1e3:.1f} ms | {ba[0]:.2f}x ({ba[1]:.2f}-{ba[2]:.2f}) | "
+                      f"{med['cc3d'] * 1e3:.1f} ms | {ca[0]:.2f}x ({ca[1]:.2f}-{ca[2]:.2f}) | "
+                      f"{load0.split()[0]} / {loadavg().split()[0]} |", flush=True)
+        del m
+    voxa.set_threads(0)
+
+
 if __name__ == "__main__":
-    main()
+    if "--before" in sys.argv:
+        before_after(sys.argv[sys.argv.index("--before") + 1])
+    else:
+        main()

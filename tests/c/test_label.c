@@ -319,6 +319,65 @@ static void test_8d(void) {
     CHECK(n == 2 && l[255] == 2);
 }
 
+/* The bitmap union of 3-D byte masks with 18/26-connectivity, where corner
+ * lines are pruned by their covers (label.c, plan_corners): line lengths
+ * around the 64-bit word size, masks that maximise runs (checker boards,
+ * stripes), all ones, random densities, structures where pruning applies
+ * and where it must not, blocks cut to single lines (seams on every face),
+ * 1-3 threads. Each against the reference. */
+static void test_bitmap_corners(void) {
+    static const int64_t widths[] = {1, 2, 3, 63, 64, 65, 127, 128, 129};
+    unsigned long long seed = 7;
+    unsigned char st[27];
+    int64_t old_block = voxa__label_min_block;
+    for (size_t wi = 0; wi < sizeof widths / sizeof *widths; wi++) {
+        for (int pat = 0; pat < 9; pat++) {
+            int64_t shape[3] = {2 + pat % 4, 1 + (pat * 5) % 7, widths[wi]}, n = 1;
+            for (int d = 0; d < 3; d++) n *= shape[d];
+            uint8_t *m = malloc((size_t)n);
+            int64_t *want = malloc((size_t)n * sizeof *want), *got = malloc((size_t)n * sizeof *got);
+            for (int64_t i = 0; i < n; i++) {
+                int64_t x = i % shape[2], y = i / shape[2] % shape[1], z = i / shape[2] / shape[1];
+                switch (pat) {
+                case 0: m[i] = 1; break;                       /* all ones */
+                case 1: m[i] = (x + y + z) % 2; break;         /* 3-D checker board */
+                case 2: m[i] = (x + y) % 2; break;             /* checker columns */
+                case 3: m[i] = x % 2; break;                   /* stripes */
+                case 4: m[i] = (x + z) % 2 == 0 || y % 3 == 0; break;
+                default: m[i] = (int)(vtest_rand(&seed) % 100) < 20 + 15 * (pat - 5);
+                }
+            }
+            for (int sk = 0; sk < 4; sk++) {
+                if (sk < 2) connectivity_structure(3, 2 + sk, st);
+                else if (sk == 2) { /* 26 without the z axis: no pruning */
+                    connectivity_structure(3, 3, st);
+                    st[4] = st[22] = 0;
+                } else random_structure(&seed, 3, st);
+                int64_t wn = ref_label(m, 3, shape, st, want);
+                voxa_array in, out;
+                voxa_array_view(&in, m, VOXA_U8, 3, shape);
+                voxa_array_view(&out, got, VOXA_I64, 3, shape);
+                for (int t = 1; t <= 3; t++) {
+                    voxa_set_threads(t);
+                    voxa__label_min_block = t == 1 ? old_block : 1;
+                    int64_t gn = -1;
+                    CHECK_OK(voxa_label(&in, st, 0, &out, &gn));
+                    CHECK(gn == wn);
+                    CHECK(!memcmp(want, got, (size_t)n * sizeof *got));
+                    if (gn != wn || memcmp(want, got, (size_t)n * sizeof *got))
+                        fprintf(stderr, "  width %lld pattern %d structure %d threads %d\n",
+                                (long long)shape[2], pat, sk, t);
+                }
+            }
+            free(m);
+            free(want);
+            free(got);
+        }
+    }
+    voxa__label_min_block = old_block;
+    voxa_set_threads(0);
+}
+
 int main(void) {
     RUN(test_known_2d);
     RUN(test_edge_shapes);
@@ -328,5 +387,6 @@ int main(void) {
     RUN(test_bad_args);
     RUN(test_8d);
     RUN(test_random_vs_reference);
+    RUN(test_bitmap_corners);
     VTEST_END();
 }

@@ -73,26 +73,35 @@ static inline int64_t find(int64_t *parent, int64_t x) {
  * over the words finds every pair exactly once. Other masks ({-1}, {0},
  * {+1}, {-1,+1}) take one pass per shift: C = A & B[x+dx], whose segment
  * starts are exactly the pairs at that shift. */
-#define UNITE_BITS_BODY                                                        \
-    int64_t last_a = -1, ri = -1;                                              \
+#define UNITE_BITS_PASS(BW)                                                    \
     if (mask == 3 || mask == 6 || mask == 7) {                                 \
         uint64_t carry = 0;                                                    \
         for (int64_t w = 0; w < nw; w++) {                                     \
-            uint64_t aw = a->bits[w], bw = b->bits[w];                         \
+            uint64_t aw = a->bits[w], bw = BW(w);                         \
             uint64_t c = aw & bw;                                              \
             uint64_t seg = c & ~((c << 1) | carry);                            \
             carry = c >> 63;                                                   \
-            PAIRS(seg, w, 0);                                                  \
+            uint64_t e1 = 0, s1 = 0;                                           \
             if (mask & 4) {                                                    \
                 uint64_t anext = w + 1 < nw ? a->bits[w + 1] << 63 : 0;        \
-                uint64_t bnext = (bw >> 1) | (w + 1 < nw ? b->bits[w + 1] << 63 : 0); \
+                uint64_t bnext = (bw >> 1) | (w + 1 < nw ? BW(w + 1) << 63 : 0); \
                 uint64_t ends = aw & ~((aw >> 1) | anext);                     \
-                PAIRS(ends & bnext & ~bw, w, 1);                               \
+                e1 = ends & bnext & ~bw;                                       \
             }                                                                  \
             if (mask & 1) {                                                    \
-                uint64_t bprev = (bw << 1) | (w > 0 ? b->bits[w - 1] >> 63 : 0); \
-                PAIRS(a->starts[w] & bprev & ~bw, w, -1);                      \
+                uint64_t bprev = (bw << 1) | (w > 0 ? BW(w - 1) >> 63 : 0);    \
+                s1 = a->starts[w] & bprev & ~bw;                               \
             }                                                                  \
+            /* one loop for the three kinds (seg, s1, e1 are disjoint but for \
+             * one-voxel runs of a touching b on both sides: `both`) */        \
+            uint64_t both = e1 & s1;                                           \
+            e1 &= ~s1;                                                         \
+            for (uint64_t m_ = seg | s1 | e1; m_; m_ &= m_ - 1) {              \
+                int x_ = __builtin_ctzll(m_);                                  \
+                int dx_ = (int)((e1 >> x_) & 1) - (int)((s1 >> x_) & 1);       \
+                PAIR(w, x_, dx_);                                              \
+            }                                                                  \
+            PAIRS(both, w, 1);                                                 \
         }                                                                      \
     } else {                                                                   \
         for (int dxi = 0; dxi < 3; dxi++) {                                    \
@@ -100,15 +109,27 @@ static inline int64_t find(int64_t *parent, int64_t x) {
             int dx = dxi - 1;                                                  \
             uint64_t carry = 0;                                                \
             for (int64_t w = 0; w < nw; w++) {                                 \
-                uint64_t bw = b->bits[w];                                      \
-                if (dx > 0) bw = (bw >> 1) | (w + 1 < nw ? b->bits[w + 1] << 63 : 0); \
-                else if (dx < 0) bw = (bw << 1) | (w > 0 ? b->bits[w - 1] >> 63 : 0); \
+                uint64_t bw = BW(w);                                      \
+                if (dx > 0) bw = (bw >> 1) | (w + 1 < nw ? BW(w + 1) << 63 : 0); \
+                else if (dx < 0) bw = (bw << 1) | (w > 0 ? BW(w - 1) >> 63 : 0); \
                 uint64_t c = a->bits[w] & bw;                                  \
                 uint64_t seg = c & ~((c << 1) | carry);                        \
                 carry = c >> 63;                                               \
                 PAIRS(seg, w, dx);                                             \
             }                                                                  \
         }                                                                      \
+    }
+
+/* Line b's word w, without the voxels its covers make redundant. */
+#define BW_PLAIN(w) (b->bits[w])
+#define BW_COVER(w) (b->bits[w] & ~(b->cover1[w] | b->cover2[w]))
+
+#define UNITE_BITS_BODY                                                        \
+    int64_t last_a = -1, ri = -1;                                              \
+    if (b->cover1) {                                                           \
+        UNITE_BITS_PASS(BW_COVER)                                              \
+    } else {                                                                   \
+        UNITE_BITS_PASS(BW_PLAIN)                                              \
     }
 
 static void unite_bits_generic(int64_t *parent, int64_t nw, const voxa__line_bits *a,

@@ -37,11 +37,16 @@ void voxa__label_fill_bits(const char *p, int64_t n, voxa__run *dst, uint64_t *b
                            uint64_t *starts, uint32_t *pc);
 int voxa__label_bits_available(void);
 
-/* One line's bitmaps (see above) and the index of its first run. */
+/* One line's bitmaps (see above) and the index of its first run. For the
+ * earlier line b of a pair, cover1/cover2 (both set, or both NULL) are the
+ * bitmaps of two lines whose voxels make b's voxel at the same x redundant:
+ * such a voxel is joined to line a through them by other unions, so it is
+ * left out of this pair's search (label.c, "corner pruning"). */
 typedef struct voxa__line_bits {
     const uint64_t *bits, *starts;
     const uint32_t *pc;
     int64_t first;
+    const uint64_t *cover1, *cover2;
 } voxa__line_bits;
 
 /* Unite the runs of line a with those of the earlier line b whose voxels are

@@ -101,14 +101,15 @@ def before_after(old_path, rounds):
     import statistics
     old, new = load_other_ext(old_path), voxa._voxa
     big = blobs((400, 401, 401))
-    cases = [("opening ball R=21", lambda: voxa.binary_opening(big, ball=21)),
+    cases = [("edt float32", lambda: voxa.distance_transform_edt(big, dtype=np.float32)),
              ("opening diamond R=20", lambda: voxa.binary_opening(big, diamond=20)),
-             ("edt float32", lambda: voxa.distance_transform_edt(big, dtype=np.float32))]
+             ("opening ball R=21", lambda: voxa.binary_opening(big, ball=21))]
     lines = [f"### before/after (400,401,401) blobs, {rounds} interleaved rounds "
              f"(load {loadavg()})", "",
              "| case | threads | before median (min-max) | after median (min-max) | "
              "before/after per round: median (min-max) | peak added before / after |",
              "|---|---|---|---|---|---|"]
+    print("\n".join(lines))
 
     def on(ext, fn, t):
         def f():
@@ -127,14 +128,13 @@ def before_after(old_path, rounds):
             ma = measure(on(new, fn, t), repeats=1, warmup=0)["added_bytes"]
             m = {k: statistics.median(v) for k, v in ts.items()}
             r, lo, hi = ratio_stats(ts["before"], ts["after"])
-            lines.append(f"| {name} | {t} | {fmt_time(m['before'])} ({fmt_time(min(ts['before']))}"
-                         f"-{fmt_time(max(ts['before']))}) | {fmt_time(m['after'])} "
-                         f"({fmt_time(min(ts['after']))}-{fmt_time(max(ts['after']))}) | "
-                         f"{r:.2f}x ({lo:.2f}-{hi:.2f}) | {fmt_bytes(mb)} / {fmt_bytes(ma)} |")
+            print(f"| {name} | {t} | {fmt_time(m['before'])} ({fmt_time(min(ts['before']))}"
+                  f"-{fmt_time(max(ts['before']))}) | {fmt_time(m['after'])} "
+                  f"({fmt_time(min(ts['after']))}-{fmt_time(max(ts['after']))}) | "
+                  f"{r:.2f}x ({lo:.2f}-{hi:.2f}) | {fmt_bytes(mb)} / {fmt_bytes(ma)} |")
             sys.stdout.flush()
     voxa.set_threads(THREADS)
-    lines.append(f"\nload after: {loadavg()}\n")
-    print("\n".join(lines))
+    print(f"\nload after: {loadavg()}\n")
 
 
 def main():

@@ -22,6 +22,8 @@ is printed beside each table. RL times are per iteration (voxa: stamps of its
 progress callback, set-up excluded; scipy.fft route: the same).
 
 Run: python bench/bench_frontier.py [--quick] [--rounds=N] [label edt rl]
+(edt --before=OLD_voxa.so: also times a copy of the extension built before a
+change, interleaved in the same rounds: before/after ratios.)
 (--quick: small shapes, 5 rounds: a smoke test, not a figure)."""
 import os
 import statistics
@@ -129,23 +131,54 @@ def bench_label():
 
 # ---- EDT -----------------------------------------------------------------------
 
+def swap_ext(ext):
+    """Point the Python layer at another build of the extension (returns the
+    previous one): voxa's modules call `_voxa.run_op` through their own
+    module attribute."""
+    import importlib
+    prev = voxa._voxa
+    for m in ("voxa", "voxa.distance", "voxa.morphology", "voxa.binary", "voxa._backend"):
+        mod = importlib.import_module(m)
+        if hasattr(mod, "_voxa"):
+            mod._voxa = ext
+    return prev
+
+
 def bench_edt():
+    """voxa vs edt.edt; with --before=OLD_voxa.so also a copy of the extension
+    built before a change (same process, interleaved): the before/after ratio."""
     shape = (40, 101, 101) if QUICK else (400, 401, 401)
     mask = blob_mask(shape)
     load0 = loadavg()
+    old = None
+    for a in sys.argv[1:]:
+        if a.startswith("--before="):
+            from common import load_other_ext
+            old = load_other_ext(a.split("=", 1)[1])
+    new_ext = voxa._voxa
 
-    def vx(t):
+    def vx(t, ext=None):
         def f():
-            voxa.set_threads(t)
-            return voxa.distance_transform_edt(mask, dtype=np.float32)
+            ext_ = ext or new_ext
+            prev = swap_ext(ext_)
+            try:
+                ext_.set_threads(t)
+                return voxa.distance_transform_edt(mask, dtype=np.float32)
+            finally:
+                swap_ext(prev)
         return f
     a = edt.edt(mask, parallel=1)
     b = vx(2)()
     diff = float(np.abs(a.astype(np.float64) - b).max())
+    if old is not None:
+        assert np.array_equal(vx(2, old)(), b)
     del a, b
-    ts = interleave([("edt 1", lambda: edt.edt(mask, parallel=1)),
-                     ("edt 2", lambda: edt.edt(mask, parallel=2)),
-                     ("voxa 1", vx(1)), ("voxa 2", vx(2))], ROUNDS)
+    calls = [("edt 1", lambda: edt.edt(mask, parallel=1)),
+             ("edt 2", lambda: edt.edt(mask, parallel=2)),
+             ("voxa 1", vx(1)), ("voxa 2", vx(2))]
+    if old is not None:
+        calls += [("before 1", vx(1, old)), ("before 2", vx(2, old))]
+    ts = interleave(calls, ROUNDS)
     voxa.set_threads(0)
     v = mask.size
     out = [f"### EDT of the blob mask {shape} ({100 * mask.mean():.1f} % foreground), float32 "
@@ -156,8 +189,15 @@ def bench_edt():
         row("voxa.distance_transform_edt, 1 thread", ts["voxa 1"], None, v),
         row("voxa.distance_transform_edt, 2 threads", ts["voxa 2"], None, v),
         row("edt(parallel=1) / voxa 1 thread", ts["edt 1"], ts["voxa 1"], "ratio only"),
-        row("edt(parallel=2) / voxa 2 threads", ts["edt 2"], ts["voxa 2"], "ratio only"), ""]
-    print("\n".join(out) + "\n")
+        row("edt(parallel=2) / voxa 2 threads", ts["edt 2"], ts["voxa 2"], "ratio only")]
+    if old is not None:
+        out += [row("voxa before, 1 thread", ts["before 1"], None, v),
+                row("voxa before, 2 threads", ts["before 2"], None, v),
+                row("before / after, 1 thread", ts["before 1"], ts["voxa 1"], "ratio only"),
+                row("before / after, 2 threads", ts["before 2"], ts["voxa 2"], "ratio only"),
+                row("edt(parallel=2) / voxa before 2 threads", ts["edt 2"], ts["before 2"],
+                    "ratio only")]
+    print("\n".join(out + [""]) + "\n")
     sys.stdout.flush()
 
 

@@ -5,7 +5,11 @@ it finishes (small volume), scipy's exact distance-transform routes and the
 FFT-threshold workaround, at full size (400,401,401) once. 2 threads.
 Also binary_fill_holes on hollow blobs (200,201,201) against scipy.
 Run: python bench/bench_morph.py  (peak RSS per call: see bench/common.py);
-python bench/bench_morph.py fill-holes runs the fill-holes case alone."""
+python bench/bench_morph.py fill-holes runs the fill-holes case alone;
+python bench/bench_morph.py --before=OLD_voxa.so [--rounds=N] times a copy of
+the extension built before a change against the current one on the W4
+openings (ball R=21, diamond R=20) and the float32 EDT, interleaved rounds
+(median and min-max), 1 and 2 threads (issue 14)."""
 import os
 import sys
 import time
@@ -15,7 +19,8 @@ import scipy.ndimage as ndi
 from scipy.signal import fftconvolve
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import blob_mask, fmt_bytes, fmt_time, machine, measure, table  # noqa: E402
+from common import (blob_mask, fmt_bytes, fmt_time, interleave, load_other_ext,  # noqa: E402
+                    loadavg, machine, measure, ratio_stats, table)
 
 import voxa  # noqa: E402
 
@@ -79,7 +84,69 @@ def fill_holes_case(shape):
     return "\n".join(tables)
 
 
+def swap_ext(ext):
+    """Point voxa's Python modules at another build of the extension; returns
+    the previous one."""
+    import importlib
+    prev = voxa._voxa
+    for m in ("voxa", "voxa.distance", "voxa.morphology", "voxa.binary", "voxa._backend"):
+        mod = importlib.import_module(m)
+        if hasattr(mod, "_voxa"):
+            mod._voxa = ext
+    return prev
+
+
+def before_after(old_path, rounds):
+    """W4 openings and the float32 EDT, old build vs this one, interleaved."""
+    import statistics
+    old, new = load_other_ext(old_path), voxa._voxa
+    big = blobs((400, 401, 401))
+    cases = [("edt float32", lambda: voxa.distance_transform_edt(big, dtype=np.float32)),
+             ("opening diamond R=20", lambda: voxa.binary_opening(big, diamond=20)),
+             ("opening ball R=21", lambda: voxa.binary_opening(big, ball=21))]
+    lines = [f"### before/after (400,401,401) blobs, {rounds} interleaved rounds "
+             f"(load {loadavg()})", "",
+             "| case | threads | before median (min-max) | after median (min-max) | "
+             "before/after per round: median (min-max) | peak added before / after |",
+             "|---|---|---|---|---|---|"]
+    print("\n".join(lines))
+
+    def on(ext, fn, t):
+        def f():
+            prev = swap_ext(ext)
+            try:
+                ext.set_threads(t)
+                return fn()
+            finally:
+                swap_ext(prev)
+        return f
+    for name, fn in cases:
+        assert np.array_equal(on(old, fn, 2)(), on(new, fn, 2)()), name
+        for t in (1, 2):
+            ts = interleave([("before", on(old, fn, t)), ("after", on(new, fn, t))], rounds)
+            mb = measure(on(old, fn, t), repeats=1, warmup=0)["added_bytes"]
+            ma = measure(on(new, fn, t), repeats=1, warmup=0)["added_bytes"]
+            m = {k: statistics.median(v) for k, v in ts.items()}
+            r, lo, hi = ratio_stats(ts["before"], ts["after"])
+            print(f"| {name} | {t} | {fmt_time(m['before'])} ({fmt_time(min(ts['before']))}"
+                  f"-{fmt_time(max(ts['before']))}) | {fmt_time(m['after'])} "
+                  f"({fmt_time(min(ts['after']))}-{fmt_time(max(ts['after']))}) | "
+                  f"{r:.2f}x ({lo:.2f}-{hi:.2f}) | {fmt_bytes(mb)} / {fmt_bytes(ma)} |")
+            sys.stdout.flush()
+    voxa.set_threads(THREADS)
+    print(f"\nload after: {loadavg()}\n")
+
+
 def main():
+    for a in sys.argv[1:]:
+        if a.startswith("--before="):
+            rounds = 11
+            for b in sys.argv[1:]:
+                if b.startswith("--rounds="):
+                    rounds = int(b.split("=", 1)[1])
+            print(f"machine: {machine()}\n")
+            before_after(a.split("=", 1)[1], rounds)
+            return
     out = [f"## W4 binary opening, exact EDT ({THREADS} threads)", "", f"machine: {machine()}", ""]
     if sys.argv[1:] == ["fill-holes"]:  # this case alone
         print("\n".join(out + [fill_holes_case((200, 201, 201))]))

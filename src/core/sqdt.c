@@ -40,6 +40,7 @@
 #include <string.h>
 
 #define TILE 16
+#define TILE_INT 64
 
 typedef struct stage_ctx {
     const voxa__sqdt *p;
@@ -53,6 +54,7 @@ typedef struct stage_ctx {
     char *scratch;
     size_t per_thread;  /* bytes */
     const int32_t *isqrt; /* isqrt[i] = floor(sqrt(i)) for i <= thr, or NULL */
+    int64_t tw;         /* columns per tile of the integer passes */
 } stage_ctx;
 
 static inline int64_t isqrt_of(const stage_ctx *c, int64_t v) {
@@ -272,38 +274,69 @@ static voxa_status first_axis0(int64_t lo, int64_t hi, int tid, void *vc) {
     return VOXA_OK;
 }
 
-/* Lower envelope in integers. Parabola q: h(q) = g(q) + q^2; the breakpoint
- * of parabolas a < b is (h_b - h_a) / (2 (b - a)), compared as fractions. */
-static __attribute__((noinline)) int64_t envelope_int(const uint32_t *g, int64_t n, int border, int64_t cap, int64_t *v,
-                            int64_t *h) {
-    int64_t k = -1;
-    int64_t qlo = border ? -1 : 0, qhi = border ? n : n - 1;
-    for (int64_t q = qlo; q <= qhi; q++) {
-        int64_t gq = 0; /* the border sentinels at -1 and n are targets */
-        if (q >= 0 && q < n) {
-            if (g[q] == UINT32_MAX || (int64_t)g[q] > cap) continue;
-            gq = g[q];
+/* The lower envelope of one line, split at its zeros: a parabola rooted
+ * beyond a zero (a target of this line, g = 0) is above that zero's own
+ * parabola everywhere on the near side, so each run of non-zero values
+ * between two zeros (or a zero and a border sentinel, or the line's end)
+ * is an independent envelope of its own parabolas plus the two zeros. Zeros
+ * are written as 0 with no envelope work: on masks with much background most
+ * of every line is skipped. f: n values, UINT32_MAX for none or above cap.
+ * In integers: parabola q is h(q) = g(q) + q^2 minus the common x terms;
+ * the breakpoint of parabolas a < b, (h_b - h_a) / (2 (b - a)), is compared
+ * as a fraction (no division, exact). */
+static void envelope_runs(const uint32_t *g, int64_t n, int border, int64_t cap, int64_t *v,
+                          int64_t *h, uint32_t *f) {
+    int64_t x = 0;
+    while (x < n) {
+        if (g[x] == 0) {
+            f[x++] = 0;
+            continue;
         }
-        int64_t hq = gq + q * q;
-        while (k >= 1 &&
-               (hq - h[k]) * (v[k] - v[k - 1]) <= (h[k] - h[k - 1]) * (q - v[k]))
-            k--;
-        k++;
-        v[k] = q;
-        h[k] = hq;
+        int64_t a = x, b = x + 1;
+        while (b < n && g[b] != 0) b++;
+        int64_t k = -1;
+        if (a > 0 || border) { /* the zero (or sentinel) at a - 1 */
+            k = 0;
+            v[0] = a - 1;
+            h[0] = (a - 1) * (a - 1);
+        }
+        int64_t qhi = (b < n || border) ? b : b - 1;
+        for (int64_t q = a; q <= qhi; q++) {
+            int64_t gq = 0;
+            if (q < b) {
+                if (g[q] == UINT32_MAX || (int64_t)g[q] > cap) continue;
+                gq = g[q];
+            }
+            int64_t hq = gq + q * q;
+            while (k >= 1 &&
+                   (hq - h[k]) * (v[k] - v[k - 1]) <= (h[k] - h[k - 1]) * (q - v[k]))
+                k--;
+            k++;
+            v[k] = q;
+            h[k] = hq;
+        }
+        if (k < 0) {
+            for (; x < b; x++) f[x] = UINT32_MAX;
+            continue;
+        }
+        int64_t j = 0;
+        for (; x < b; x++) {
+            while (j < k && h[j + 1] - h[j] <= 2 * x * (v[j + 1] - v[j])) j++;
+            int64_t d = x - v[j];
+            int64_t fv = h[j] - v[j] * v[j] + d * d;
+            f[x] = fv > cap ? UINT32_MAX : (uint32_t)fv;
+        }
     }
-    return k;
 }
 
-/* Lower envelope of parabolas (apexes v, heights h, k + 1 of them) at x;
- * *jj walks forward as x grows along the line. */
-static inline int64_t envelope_at(const int64_t *v, const int64_t *h, int64_t k, int64_t x,
-                                  int64_t *jj) {
-    int64_t j = *jj;
-    while (j < k && h[j + 1] - h[j] <= 2 * x * (v[j + 1] - v[j])) j++;
-    *jj = j;
-    int64_t d = x - v[j];
-    return h[j] - v[j] * v[j] + d * d;
+/* float32 of sqrt(d2) for an integer d2: sqrtf on the exact float when
+ * d2 < 2^24 (one rounding; equal to rounding the double sqrt to float, since
+ * double rounding of a square root is innocuous when 53 >= 2 * 24 + 2, and
+ * the C tests check every d2 < 2^24), else through double. */
+static inline float sqrt_f32(uint32_t d2) {
+    if (d2 == UINT32_MAX) return INFINITY;
+    if (d2 < (1u << 24)) return sqrtf((float)d2);
+    return (float)sqrt((double)d2);
 }
 
 static voxa_status slow_lines_int(int64_t lo, int64_t hi, int tid, void *vc) {
@@ -311,18 +344,20 @@ static voxa_status slow_lines_int(int64_t lo, int64_t hi, int tid, void *vc) {
     const voxa__sqdt *p = c->p;
     int64_t n = c->n, inner = c->inner;
     char *mem = c->scratch + (size_t)tid * c->per_thread;
-    uint32_t *g = (uint32_t *)mem;                 /* TILE * n */
-    int64_t *v = (int64_t *)(g + TILE * (n + 2));  /* n + 2 */
+    const int64_t tw = c->tw;
+    uint32_t *g = (uint32_t *)mem;                 /* tw * n */
+    int64_t *v = (int64_t *)(g + tw * (n + 2));    /* n + 2 */
     int64_t *h = v + n + 2;                        /* n + 2 */
-    int64_t *reach = h + n + 2;                    /* n */
+    int64_t *reach = h + n + 2;                    /* n + 2 */
+    uint32_t *fo = (uint32_t *)(reach + n + 2);    /* tw * n */
     uint32_t *buf = c->buf;
     const int64_t cap = c->cap >= 4294967294.0 ? INT64_MAX : (int64_t)c->cap;
     const int thr_mode = c->final && p->mode == VOXA__SQDT_THRESHOLD;
     const int64_t T = thr_mode ? (int64_t)p->thr : 0;
     const uint8_t on = (uint8_t)(p->invert ? 0 : 1), off = (uint8_t)!on;
     for (int64_t it = lo; it < hi; it++) {
-        int64_t o = it / c->nti, i0 = (it % c->nti) * TILE;
-        int64_t w = inner - i0 < TILE ? inner - i0 : TILE;
+        int64_t o = it / c->nti, i0 = (it % c->nti) * tw;
+        int64_t w = inner - i0 < tw ? inner - i0 : tw;
         int64_t base = o * n * inner + i0;
         if (c->u16) {
             for (int64_t q = 0; q < n; q++) {
@@ -364,29 +399,37 @@ static voxa_status slow_lines_int(int64_t lo, int64_t hi, int tid, void *vc) {
                 }
                 continue;
             }
-            int64_t k = envelope_int(gl, n, p->border, cap, v, h);
-            int64_t jj = 0;
-            /* envelope value at x, or -1 where there is none (k < 0) */
-#define ENVELOPE_AT(x) (k < 0 ? -1 : envelope_at(v, h, k, (x), &jj))
-            if (!c->final && c->u16) {
-                uint16_t *dst = (uint16_t *)c->buf + base + j;
-                for (int64_t x = 0; x < n; x++) {
-                    int64_t fv = ENVELOPE_AT(x);
-                    dst[x * inner] = fv < 0 || fv > cap ? UINT16_MAX : (uint16_t)fv;
-                }
-            } else if (!c->final) {
-                uint32_t *dst = buf + base + j;
-                for (int64_t x = 0; x < n; x++) {
-                    int64_t fv = ENVELOPE_AT(x);
-                    dst[x * inner] = fv < 0 || fv > cap ? UINT32_MAX : (uint32_t)fv;
-                }
-            } else {
-                for (int64_t x = 0; x < n; x++) {
-                    int64_t fv = ENVELOPE_AT(x);
-                    emit(p, base + x * inner + j, fv < 0 || fv > cap ? INFINITY : (double)fv);
+        }
+        if (thr_mode) continue;
+        /* every column's envelope into fo, then written back row by row
+         * (contiguous runs of w values instead of w strided scatters) */
+        for (int64_t j = 0; j < w; j++)
+            envelope_runs(g + j * n, n, p->border, cap, v, h, fo + j * n);
+        if (!c->final && c->u16) {
+            for (int64_t x = 0; x < n; x++) {
+                uint16_t *dst = (uint16_t *)c->buf + base + x * inner;
+                for (int64_t j = 0; j < w; j++) {
+                    uint32_t fv = fo[j * n + x];
+                    dst[j] = fv == UINT32_MAX ? UINT16_MAX : (uint16_t)fv;
                 }
             }
-#undef ENVELOPE_AT
+        } else if (!c->final || p->mode == VOXA__SQDT_U32_SQ) {
+            uint32_t *dst0 = c->final ? (uint32_t *)p->out : buf;
+            for (int64_t x = 0; x < n; x++) {
+                uint32_t *dst = dst0 + base + x * inner;
+                for (int64_t j = 0; j < w; j++) dst[j] = fo[j * n + x];
+            }
+        } else if (p->mode == VOXA__SQDT_F32) {
+            for (int64_t x = 0; x < n; x++) {
+                float *dst = (float *)p->out + base + x * inner;
+                for (int64_t j = 0; j < w; j++) dst[j] = sqrt_f32(fo[j * n + x]);
+            }
+        } else {
+            for (int64_t x = 0; x < n; x++)
+                for (int64_t j = 0; j < w; j++) {
+                    uint32_t fv = fo[j * n + x];
+                    emit(p, base + x * inner + j, fv == UINT32_MAX ? INFINITY : (double)fv);
+                }
         }
     }
     return VOXA_OK;
@@ -472,6 +515,11 @@ voxa_status voxa__sqdt_run(const voxa__sqdt *pin) {
     int nt;
     size_t per = (size_t)(TILE + 6) * (size_t)(maxn + 2) * sizeof(double);
     if (per < ACH * sizeof(uint32_t)) per = ACH * sizeof(uint32_t);
+    /* integer passes: wider tiles (fewer strided visits of each row, fewer
+     * TLB misses on the slow axes) while the scratch stays small */
+    c.tw = maxn <= 8192 ? TILE_INT : TILE;
+    size_t per_int = (size_t)(8 * c.tw + 24) * (size_t)(maxn + 2);
+    if (per < per_int) per = per_int;
     scratch = voxa__thread_scratch(1, per, &nt);
     VOXA_GOTO_IF(!scratch, VOXA_ENOMEM, "edt: cannot allocate line scratch");
     c.scratch = scratch;
@@ -499,11 +547,11 @@ voxa_status voxa__sqdt_run(const voxa__sqdt *pin) {
             for (int e = d + 1; e < nd; e++) inner *= p->shape[e];
             c.n = p->shape[d];
             c.inner = inner;
-            c.nti = (inner + TILE - 1) / TILE;
+            c.nti = (inner + c.tw - 1) / c.tw;
             c.s2 = 1.0;
             c.final = d == nd - 1;
             int64_t items = (total / (c.n * inner)) * c.nti;
-            st = voxa__parallel_for_nt(items, voxa__grain(c.n * (inner < TILE ? inner : TILE)), nt, slow_lines_int, &c);
+            st = voxa__parallel_for_nt(items, voxa__grain(c.n * (inner < c.tw ? inner : c.tw)), nt, slow_lines_int, &c);
             if (st) goto done;
             if ((st = voxa__progress(p->progress, d + 1, nd))) goto done;
         }
@@ -523,11 +571,12 @@ voxa_status voxa__sqdt_run(const voxa__sqdt *pin) {
     for (int d = nd - 2; d >= 0; d--) {
         c.n = p->shape[d];
         c.inner = inner;
-        c.nti = (inner + TILE - 1) / TILE;
+        int64_t tw = c.buf_double ? TILE : c.tw;
+        c.nti = (inner + tw - 1) / tw;
         c.s2 = p->spacing ? p->spacing[d] * p->spacing[d] : 1.0;
         c.final = d == 0;
         int64_t items = (total / (c.n * inner)) * c.nti;
-        st = voxa__parallel_for_nt(items, voxa__grain(c.n * TILE), nt, c.buf_double ? slow_lines : slow_lines_int, &c);
+        st = voxa__parallel_for_nt(items, voxa__grain(c.n * tw), nt, c.buf_double ? slow_lines : slow_lines_int, &c);
         if (st) goto done;
         if ((st = voxa__progress(p->progress, nd - d, nd))) goto done;
         inner *= c.n;

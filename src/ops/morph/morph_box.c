@@ -133,30 +133,65 @@ typedef struct l1_ctx {
     int target, border;
     char *scratch;
     size_t per;
+    int final;         /* the last pass: write (d <= r) ^ inv into out */
+    uint32_t r;
+    uint8_t inv;
+    uint8_t *out;
 } l1_ctx;
+
+/* Rows: the distance to the previous target, then to the next, saturated
+ * at cap = r + 1, straight into the storage (branch-free scans; the storage
+ * may be the source: each voxel is read before it is written). The scan is
+ * a chain of dependent steps, so RG rows advance together (independent
+ * chains the CPU overlaps); a remainder runs one row at a time. */
+#define RG 8
+#define L1_ROWS(T, G)                                                          \
+    do {                                                                       \
+        uint32_t run[G];                                                       \
+        for (int k = 0; k < (G); k++) run[k] = c->border ? 0 : cap;           \
+        for (int64_t x = 0; x < n; x++)                                        \
+            for (int k = 0; k < (G); k++) {                                    \
+                uint32_t t = run[k] + 1 > cap ? cap : run[k] + 1;              \
+                run[k] = ((s[k * n + x] != 0) == tv) ? 0 : t;                  \
+                dst[k * n + x] = (T)run[k];                                    \
+            }                                                                  \
+        /* dst == 0 exactly at targets (s may be dst: out aliases src) */     \
+        for (int k = 0; k < (G); k++) run[k] = c->border ? 0 : cap;           \
+        for (int64_t x = n - 1; x >= 0; x--)                                   \
+            for (int k = 0; k < (G); k++) {                                    \
+                T cur = dst[k * n + x];                                        \
+                uint32_t t = run[k] + 1 > cap ? cap : run[k] + 1;              \
+                run[k] = cur == 0 ? 0 : t;                                     \
+                if (run[k] < cur) dst[k * n + x] = (T)run[k];                  \
+            }                                                                  \
+    } while (0)
 
 static voxa_status l1_first(int64_t lo, int64_t hi, int tid, void *vc) {
     const l1_ctx *c = vc;
+    (void)tid;
     int64_t n = c->n;
-    uint32_t *row = (uint32_t *)(c->scratch + (size_t)tid * c->per);
     const uint8_t tv = (uint8_t)(c->target != 0);
-    for (int64_t r = lo; r < hi; r++) {
+    const uint32_t cap = c->cap;
+    int64_t r = lo;
+    for (; r + RG <= hi; r += RG) {
         const uint8_t *s = c->src + r * n;
-        int64_t last = c->border ? -1 : -(int64_t)BIG;
-        for (int64_t x = 0; x < n; x++) {
-            if ((s[x] != 0) == tv) last = x;
-            int64_t d = x - last;
-            row[x] = d > c->cap ? c->cap : (uint32_t)d;
+        if (c->wide) {
+            uint32_t *dst = (uint32_t *)c->f + r * n;
+            L1_ROWS(uint32_t, RG);
+        } else {
+            uint8_t *dst = (uint8_t *)c->f + r * n;
+            L1_ROWS(uint8_t, RG);
         }
-        int64_t next = c->border ? n : (int64_t)BIG * 2;
-        for (int64_t x = n - 1; x >= 0; x--) {
-            if ((s[x] != 0) == tv) next = x;
-            int64_t d = next - x;
-            if (d < row[x]) row[x] = (uint32_t)d;
+    }
+    for (; r < hi; r++) {
+        const uint8_t *s = c->src + r * n;
+        if (c->wide) {
+            uint32_t *dst = (uint32_t *)c->f + r * n;
+            L1_ROWS(uint32_t, 1);
+        } else {
+            uint8_t *dst = (uint8_t *)c->f + r * n;
+            L1_ROWS(uint8_t, 1);
         }
-        if (c->wide) memcpy((uint32_t *)c->f + r * n, row, (size_t)n * 4);
-        else
-            for (int64_t x = 0; x < n; x++) ((uint8_t *)c->f)[r * n + x] = (uint8_t)row[x];
     }
     return VOXA_OK;
 }
@@ -187,14 +222,55 @@ static voxa_status l1_first(int64_t lo, int64_t hi, int tid, void *vc) {
         }                                                                      \
     } while (0)
 
+/* The last pass: the backward scan keeps the distances of the row below in
+ * `run` and writes (d <= r) ^ inv, so no separate thresholding pass over
+ * the volume is needed. */
+#define L1_SCAN_FINAL(T)                                                       \
+    do {                                                                       \
+        T *b = (T *)c->f + base;                                               \
+        uint8_t *ob = c->out + base;                                           \
+        const T cap = (T)c->cap;                                               \
+        if (c->border)                                                         \
+            for (int64_t j = 0; j < w; j++) b[j] = b[j] > 1 ? 1 : b[j];         \
+        for (int64_t q = 1; q < n; q++) {                                      \
+            T *cur = b + q * inner, *prev = cur - inner;                       \
+            for (int64_t j = 0; j < w; j++) {                                  \
+                T v = (T)(prev[j] + 1 > cap ? cap : prev[j] + 1);              \
+                cur[j] = v < cur[j] ? v : cur[j];                              \
+            }                                                                  \
+        }                                                                      \
+        T *e = b + (n - 1) * inner;                                            \
+        uint8_t *oe = ob + (n - 1) * inner;                                    \
+        for (int64_t j = 0; j < w; j++) {                                      \
+            T v = c->border && e[j] > 1 ? 1 : e[j];                            \
+            run[j] = v;                                                        \
+            oe[j] = (uint8_t)((v <= rr) ^ inv);                                \
+        }                                                                      \
+        for (int64_t q = n - 2; q >= 0; q--) {                                 \
+            T *cur = b + q * inner;                                            \
+            uint8_t *oc = ob + q * inner;                                      \
+            for (int64_t j = 0; j < w; j++) {                                  \
+                uint32_t v = run[j] + 1 > c->cap ? c->cap : run[j] + 1;        \
+                v = v < cur[j] ? v : cur[j];                                   \
+                run[j] = v;                                                    \
+                oc[j] = (uint8_t)((v <= rr) ^ inv);                            \
+            }                                                                  \
+        }                                                                      \
+    } while (0)
+
 static voxa_status l1_lines(int64_t lo, int64_t hi, int tid, void *vc) {
     const l1_ctx *c = vc;
     int64_t n = c->n, inner = c->inner;
+    uint32_t *run = (uint32_t *)(c->scratch + (size_t)tid * c->per);
+    const uint32_t rr = c->r;
+    const uint8_t inv = c->inv;
     for (int64_t it = lo; it < hi; it++) {
         int64_t o = it / c->nchunk, i0 = (it % c->nchunk) * 256;
         int64_t w = inner - i0 < 256 ? inner - i0 : 256;
         int64_t base = o * n * inner + i0;
-        if (c->wide) L1_SCAN(uint32_t);
+        if (c->final && c->wide) L1_SCAN_FINAL(uint32_t);
+        else if (c->final) L1_SCAN_FINAL(uint8_t);
+        else if (c->wide) L1_SCAN(uint32_t);
         else L1_SCAN(uint8_t);
     }
     return VOXA_OK;
@@ -219,7 +295,10 @@ voxa_status voxa__l1_threshold(int ndim, const int64_t *shape, const uint8_t *sr
     c.wide = r > 253;
     void *wide = NULL;
     int nt;
-    c.per = (size_t)maxn * 4;
+    c.per = (size_t)(maxn > 256 ? maxn : 256) * 4;
+    c.r = (uint32_t)(r > 0x7ffffffe ? 0x7ffffffe : r);
+    c.inv = (uint8_t)(invert != 0);
+    c.out = out;
     c.scratch = voxa__thread_scratch(1, c.per, &nt);
     VOXA_GOTO_IF(!c.scratch, VOXA_ENOMEM, "morph: cannot allocate line scratch");
     if (c.wide) {
@@ -236,11 +315,14 @@ voxa_status voxa__l1_threshold(int ndim, const int64_t *shape, const uint8_t *sr
         c.n = shape[d];
         c.inner = inner;
         c.nchunk = (inner + 255) / 256;
+        c.final = d == 0;
         if ((st = voxa__parallel_for_nt(total / (c.n * inner) * c.nchunk, voxa__grain(c.n * 256), nt, l1_lines, &c))) goto done;
         inner *= c.n;
     }
     const uint8_t inv = (uint8_t)(invert != 0);
-    if (c.wide) {
+    if (ndim > 1) {
+        /* thresholded by the last pass */
+    } else if (c.wide) {
         const uint32_t *f = wide, rr = (uint32_t)(r > 0x7ffffffe ? 0x7ffffffe : r);
         for (int64_t i = 0; i < total; i++) out[i] = (uint8_t)((f[i] <= rr) ^ inv);
     } else {

@@ -166,6 +166,16 @@ bool voxa__same_shape(const voxa_array *a, const voxa_array *b) {
     return true;
 }
 
+voxa_array voxa__subview(const voxa_array *a, const int64_t *lo, const int64_t *shape) {
+    voxa_array v = *a;
+    v.owner = NULL;
+    for (int d = 0; d < a->ndim; d++) {
+        v.data = (char *)v.data + lo[d] * a->strides[d];
+        v.shape[d] = shape[d];
+    }
+    return v;
+}
+
 const char *voxa__shape_str(const voxa_array *a, char *buf, size_t n) {
     size_t k = 0;
     k += (size_t)snprintf(buf + k, n - k, "(");

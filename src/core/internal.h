@@ -85,6 +85,9 @@ static inline int64_t voxa__offset(const voxa_array *a, const int64_t *idx) {
 /* True if two arrays have the same ndim and shape. */
 bool voxa__same_shape(const voxa_array *a, const voxa_array *b);
 
+/* The view of `a`'s box [lo, lo + shape) (same strides; owns nothing). */
+voxa_array voxa__subview(const voxa_array *a, const int64_t *lo, const int64_t *shape);
+
 /* Copy any-strided `in` into a freshly allocated C-contiguous array of the
  * same dtype (used by fast paths that need contiguity). */
 voxa_status voxa__contiguous_copy(const voxa_array *in, voxa_array *out);

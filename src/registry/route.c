@@ -112,16 +112,6 @@ static void grown(const int64_t *lo, const int64_t *hi, const int64_t *whole, in
     }
 }
 
-static voxa_array sub(const voxa_array *v, const int64_t *start, const int64_t *len) {
-    voxa_array s = *v;
-    s.owner = NULL;
-    for (int d = 0; d < v->ndim; d++) {
-        s.data = (char *)s.data + start[d] * v->strides[d];
-        s.shape[d] = len[d];
-    }
-    return s;
-}
-
 /* The largest block of a LOCAL op over `box` (halving axis 0 first) whose
  * region grown by the halo (clamped to the box) fits the limits, and the
  * number of blocks; 0 blocks when one voxel with its halo does not fit. */
@@ -178,7 +168,7 @@ static voxa_status gpu_tiles(voxa_op_ctx *ctx, voxa_backend b, const limits *l) 
             s[d] = idx[d] * block[d];
             len[d] = out->shape[d] - s[d] < block[d] ? out->shape[d] - s[d] : block[d];
         }
-        voxa_array ob = sub(out, s, len);
+        voxa_array ob = voxa__subview(out, s, len);
         voxa_op_ctx c = *ctx;
         c.count = -1;
         memset(&c.progress, 0, sizeof c.progress); /* progress counts blocks here */
@@ -188,7 +178,7 @@ static voxa_status gpu_tiles(voxa_op_ctx *ctx, voxa_backend b, const limits *l) 
             st = op->gpu->run(&c, b);
         } else {
             grown(lo, hi, box, nd, s, len, gs, gl);
-            voxa_array ib = sub(in, gs, gl);
+            voxa_array ib = voxa__subview(in, gs, gl);
             if ((st = voxa_array_new(&tmp, out->dtype, nd, gl))) break;
             c.in = &ib;
             c.out = &tmp;
@@ -197,7 +187,7 @@ static voxa_status gpu_tiles(voxa_op_ctx *ctx, voxa_backend b, const limits *l) 
             if (st == VOXA_OK) {
                 int64_t rel[VOXA_MAXDIM];
                 for (int d = 0; d < nd; d++) rel[d] = s[d] - gs[d];
-                voxa_array part = sub(&tmp, rel, len);
+                voxa_array part = voxa__subview(&tmp, rel, len);
                 st = voxa__copy_view(&part, &ob);
             }
             voxa_array_free(&tmp);

@@ -9,16 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-voxa_array voxa__subview(const voxa_array *a, const int64_t *lo, const int64_t *shape) {
-    voxa_array v = *a;
-    v.owner = NULL;
-    for (int d = 0; d < a->ndim; d++) {
-        v.data = (char *)v.data + lo[d] * a->strides[d];
-        v.shape[d] = shape[d];
-    }
-    return v;
-}
-
 static int is_npy(const char *path) {
     const char *dot = strrchr(path, '.');
     return dot && !strcmp(dot, ".npy");

@@ -82,7 +82,4 @@ void voxa__block_region(const voxa_stream_plan *p, int64_t i, int64_t *lo, int64
 /* A C-contiguous view of `shape` over buf's memory (sized for the largest). */
 voxa_array voxa__shaped(const voxa_array *buf, int ndim, const int64_t *shape);
 
-/* The region [lo, lo + shape) of a view as a view. */
-voxa_array voxa__subview(const voxa_array *a, const int64_t *lo, const int64_t *shape);
-
 #endif

@@ -72,16 +72,6 @@ int64_t voxa__edt_gpu_tiles(int nd, const int64_t *shape, voxa_dtype odt, int64_
     return n;
 }
 
-static voxa_array sub(const voxa_array *v, const int64_t *start, const int64_t *len) {
-    voxa_array s = *v;
-    s.owner = NULL;
-    for (int d = 0; d < v->ndim; d++) {
-        s.data = (char *)s.data + start[d] * v->strides[d];
-        s.shape[d] = len[d];
-    }
-    return s;
-}
-
 /* Upload view `part` (any strides) into a new device buffer. */
 static voxa_status upload_view(voxa__gpu *g, const voxa_array *part, const char *what,
                                voxa__buf *out) {
@@ -153,9 +143,9 @@ voxa_status voxa__edt_gpu_tiled(voxa__gpu *g, const uint8_t *mask, voxa_array *o
             q.src = &dm;
             q.spacing = p->spacing;
             q.cap = INFINITY;
-            voxa_array fpart = sub(&fv, s, len);
+            voxa_array fpart = voxa__subview(&fv, s, len);
             if (axis == nd - 1) {
-                voxa_array mpart = sub(&mv, s, len);
+                voxa_array mpart = voxa__subview(&mv, s, len);
                 if ((st = upload_view(g, &mpart, "edt: mask", &dm)) ||
                     (st = voxa__gpu_alloc(g, (size_t)v * 8, "edt: distances", &df)))
                     goto done;
@@ -169,7 +159,7 @@ voxa_status voxa__edt_gpu_tiled(voxa__gpu *g, const uint8_t *mask, voxa_array *o
             if ((st = voxa__gpu_sqdt_pass(g, &q, &df, axis, cap))) goto done;
             voxa__gpu_free(g, &dm);
             if (axis == 0) {
-                voxa_array opart = sub(out, s, len);
+                voxa_array opart = voxa__subview(out, s, len);
                 st = emit(g, &df, v, p->squared, &opart);
             } else {
                 st = voxa__gpu_read_into(g, &df, &fpart);

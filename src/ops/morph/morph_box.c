@@ -196,10 +196,9 @@ static voxa_status l1_first(int64_t lo, int64_t hi, int tid, void *vc) {
     return VOXA_OK;
 }
 
-#define L1_SCAN(T)                                                             \
+/* The forward scan of a group of w columns (after the border clamp). */
+#define L1_FORWARD(T)                                                          \
     do {                                                                       \
-        T *b = (T *)c->f + base;                                               \
-        const T cap = (T)c->cap;                                               \
         if (c->border)                                                         \
             for (int64_t j = 0; j < w; j++) b[j] = b[j] > 1 ? 1 : b[j];         \
         for (int64_t q = 1; q < n; q++) {                                      \
@@ -209,6 +208,13 @@ static voxa_status l1_first(int64_t lo, int64_t hi, int tid, void *vc) {
                 cur[j] = v < cur[j] ? v : cur[j];                              \
             }                                                                  \
         }                                                                      \
+    } while (0)
+
+#define L1_SCAN(T)                                                             \
+    do {                                                                       \
+        T *b = (T *)c->f + base;                                               \
+        const T cap = (T)c->cap;                                               \
+        L1_FORWARD(T);                                                         \
         if (c->border) {                                                       \
             T *e = b + (n - 1) * inner;                                        \
             for (int64_t j = 0; j < w; j++) e[j] = e[j] > 1 ? 1 : e[j];         \
@@ -230,15 +236,7 @@ static voxa_status l1_first(int64_t lo, int64_t hi, int tid, void *vc) {
         T *b = (T *)c->f + base;                                               \
         uint8_t *ob = c->out + base;                                           \
         const T cap = (T)c->cap;                                               \
-        if (c->border)                                                         \
-            for (int64_t j = 0; j < w; j++) b[j] = b[j] > 1 ? 1 : b[j];         \
-        for (int64_t q = 1; q < n; q++) {                                      \
-            T *cur = b + q * inner, *prev = cur - inner;                       \
-            for (int64_t j = 0; j < w; j++) {                                  \
-                T v = (T)(prev[j] + 1 > cap ? cap : prev[j] + 1);              \
-                cur[j] = v < cur[j] ? v : cur[j];                              \
-            }                                                                  \
-        }                                                                      \
+        L1_FORWARD(T);                                                         \
         T *e = b + (n - 1) * inner;                                            \
         uint8_t *oe = ob + (n - 1) * inner;                                    \
         for (int64_t j = 0; j < w; j++) {                                      \

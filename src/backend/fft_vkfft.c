@@ -4,8 +4,8 @@
  * VkFFT calls the OpenCL API by name; libvoxa never links libOpenCL (it is
  * dlopen'ed, see opencl.c), so this file maps each cl* call VkFFT makes to a
  * pointer looked up in libOpenCL.so.1 (macros set before the header), and
- * swallows VkFFT's printf of kernel build logs (the library never prints;
- * the error code is reported instead).
+ * captures VkFFT's printf of kernel build logs into the error it returns
+ * (the library never prints).
  *
  * Context, device and queue: VkFFT must enqueue on the backend's own
  * in-order queue, so that its transforms are ordered with the op's kernels
@@ -25,6 +25,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdarg.h>
 #include <string.h>
 
 #if defined(VOXA_HAVE_OPENCL_HEADERS) && defined(__has_include)
@@ -100,7 +101,7 @@ static cl_int vk_device_info(cl_device_id d, cl_device_info what, size_t n, void
     return e;
 }
 
-/* VkFFT's calls go through the table; its printf goes nowhere. */
+/* VkFFT's calls go through the table. */
 #define clBuildProgram (*vk.clBuildProgram)
 #define clCreateBuffer (*vk.clCreateBuffer)
 #define clCreateCommandQueue (*vk.clCreateCommandQueue)
@@ -118,10 +119,25 @@ static cl_int vk_device_info(cl_device_id d, cl_device_info what, size_t n, void
 #define clReleaseMemObject (*vk.clReleaseMemObject)
 #define clReleaseProgram (*vk.clReleaseProgram)
 #define clSetKernelArg (*vk.clSetKernelArg)
-/* VkFFT's header prints its own diagnostics; the library never prints, and
- * VkFFT's result codes are turned into voxa messages below: its printf calls
- * become no-ops within this header only (#undef after the include). */
-#define printf(...) 0
+/* VkFFT's header prints its diagnostics (e.g. the OpenCL build log when a
+ * kernel does not compile) with printf. The library never prints: within
+ * this header only (#undef after the include) printf keeps the first message
+ * in a per-thread buffer, which the error returned for VkFFT's result code
+ * then carries. */
+static _Thread_local char vk_said[400];
+
+static int vk_say(const char *fmt, ...) {
+    if (vk_said[0]) return 0; /* the first message is the cause */
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(vk_said, sizeof vk_said, fmt, ap);
+    va_end(ap);
+    for (char *c = vk_said; *c; c++)
+        if (*c == '\n') *c = ' ';
+    return n;
+}
+
+#define printf(...) vk_say(__VA_ARGS__)
 
 #define VKFFT_BACKEND 3
 #pragma GCC diagnostic push
@@ -212,6 +228,7 @@ voxa_status voxa__vkfft_plan(voxa__gpu *g, int ndim, const int64_t *L, void **im
     c.bufferSize = &p->cbytes;
     c.inputBufferSize = &p->rbytes;
     if (p->rbytes >= ((uint64_t)1 << 31)) c.useUint64 = 1;
+    vk_said[0] = 0;
     VkFFTResult r = initializeVkFFT(&p->app, c);
     if (r != VKFFT_SUCCESS) {
         deleteVkFFT(&p->app);
@@ -221,10 +238,10 @@ voxa_status voxa__vkfft_plan(voxa__gpu *g, int ndim, const int64_t *L, void **im
                                ? VOXA_EUNSUPPORTED
                                : VOXA_EINTERNAL,
                            "opencl fft: VkFFT cannot plan a real transform of shape "
-                           "(%lld, %lld, %lld) (VkFFT error %d)",
+                           "(%lld, %lld, %lld) (VkFFT error %d%s%s)",
                            (long long)(ndim > 2 ? L[ndim - 3] : 1),
                            (long long)(ndim > 1 ? L[ndim - 2] : 1), (long long)L[ndim - 1],
-                           (int)r);
+                           (int)r, vk_said[0] ? ": " : "", vk_said);
     }
     *impl = p;
     return VOXA_OK;
@@ -239,9 +256,11 @@ voxa_status voxa__vkfft_run(voxa__gpu *g, void *impl, int inverse, voxa__buf *re
     lp.commandQueue = &p->q;
     lp.inputBuffer = &rm;
     lp.buffer = &cm;
+    vk_said[0] = 0;
     VkFFTResult r = VkFFTAppend(&p->app, inverse ? 1 : -1, &lp);
     VOXA_FAIL_IF(r != VKFFT_SUCCESS, VOXA_EINTERNAL, "opencl fft: VkFFT %s transform failed "
-                 "(VkFFT error %d)", inverse ? "inverse" : "forward", (int)r);
+                 "(VkFFT error %d%s%s)", inverse ? "inverse" : "forward", (int)r,
+                 vk_said[0] ? ": " : "", vk_said);
     return VOXA_OK;
 }
 

@@ -17,3 +17,14 @@ def cli():
         return subprocess.run([CLI, *map(str, args)], capture_output=True, text=True, **kw)
 
     return run
+
+
+@pytest.fixture(params=[1, 3], ids=["t1", "t3"])
+def threads(request):
+    """Run the test with 1 and with 3 threads (3: an uneven split on 2 cores);
+    the previous count is restored after it."""
+    import voxa
+    old = voxa.get_threads()
+    voxa.set_threads(request.param)
+    yield request.param
+    voxa.set_threads(old)

@@ -130,3 +130,18 @@ def test_backend_keyword_and_cli_route_to_the_gpu(tmp_path):
                         str(tmp_path / f"{b}.npy")], check=True)
     a, b = np.load(tmp_path / "cpu.npy"), np.load(tmp_path / "opencl.npy")
     assert np.max(np.abs(a - b) / np.abs(a).max()) < 1e-4
+
+
+@pytest.mark.parametrize("backend", [b for b in BACKENDS if b == "opencl"])
+def test_fft_size_vkfft_cannot_plan_fails_clearly(backend):
+    """An odd last extent beyond one VkFFT upload: a clear error naming the
+    shape and VkFFT's code (its own printout, if any, rides in the message:
+    the library prints nothing); 'auto' runs the CPU instead."""
+    img = np.random.default_rng(0).random((2, 20001)).astype(np.float32) + 0.1
+    psf = np.ones((1, 3), np.float32) / 3
+    with pytest.raises(TypeError, match=r"VkFFT cannot plan a real transform of shape "
+                                        r"\(1, 2, 20001\) \(VkFFT error \d+"):
+        voxa.richardson_lucy(img, psf, num_iter=1, boundary="periodic", backend=backend)
+    want = voxa.richardson_lucy(img, psf, num_iter=1, boundary="periodic", backend="cpu")
+    got = voxa.richardson_lucy(img, psf, num_iter=1, boundary="periodic", backend="auto")
+    np.testing.assert_array_equal(got, want)

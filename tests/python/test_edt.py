@@ -17,14 +17,6 @@ def rand(shape, p, seed=0):
     return np.random.default_rng(seed).random(shape) < p
 
 
-@pytest.fixture(params=[1, 3], ids=["t1", "t3"])
-def threads(request):
-    old = voxa.get_threads()
-    voxa.set_threads(request.param)
-    yield request.param
-    voxa.set_threads(old)
-
-
 @pytest.mark.parametrize("shape", SHAPES)
 @pytest.mark.parametrize("p", [0.0, 0.2, 0.7, 0.97, 1.0])
 def test_edt_matches_scipy(shape, p, threads):

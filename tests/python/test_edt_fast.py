@@ -8,21 +8,13 @@ they switch, equal to scipy to the bit:
   size (partial last tiles);
 - float32 output from integer squared distances: sqrtf below 2^24, double
   above (distances around 4096 voxels);
-- 2-D, 3-D, 4-D; 1 and 2 threads; float32, float64 and uint32 (squared).
+- 2-D, 3-D, 4-D; 1 and 3 threads; float32, float64 and uint32 (squared).
 """
 import numpy as np
 import pytest
 import scipy.ndimage as ndi
 
 import voxa
-
-
-@pytest.fixture(params=[1, 2], ids=["t1", "t2"])
-def threads(request):
-    old = voxa.get_threads()
-    voxa.set_threads(request.param)
-    yield request.param
-    voxa.set_threads(old)
 
 
 def check(a):

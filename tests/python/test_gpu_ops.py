@@ -69,6 +69,19 @@ def test_edt_equals_cpu_and_scipy(backend, i):
         same(*outs)
 
 
+@pytest.mark.parametrize("backend", GPUS)
+def test_edt_uint32_overflow_refused_as_on_cpu(backend):
+    """uint32 squared distances that could pass 2^32 - 1: the same clear
+    error on every backend, and nothing written."""
+    m = np.ones(65536, bool)
+    m[0] = False
+    for b in ("cpu", backend):
+        o = np.full(m.shape, 7, np.uint32)
+        with pytest.raises(ValueError, match="may exceed uint32 for this shape"):
+            _voxa.run_op("edt", m, o, backend=b, squared=True, dtype="uint32")
+        assert (o == 7).all()
+
+
 ELEMENTS = [
     {"structure": None},                                   # connectivity 1: diamond
     {"structure": np.ones((3, 3, 3), bool)},               # box

@@ -39,14 +39,6 @@ def both(op, a, structure=None, **kw):
         raise AssertionError(f"{op} {kw}: {len(bad)} voxels differ, first {bad[:3].tolist()}")
 
 
-@pytest.fixture(params=[1, 3], ids=["t1", "t3"])
-def threads(request):
-    old = voxa.get_threads()
-    voxa.set_threads(request.param)
-    yield request.param
-    voxa.set_threads(old)
-
-
 def ball_ref(R, spacing):
     """The ball by its definition, evaluated in NumPy."""
     sp = np.asarray(spacing, float)

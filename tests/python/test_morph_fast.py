@@ -4,7 +4,7 @@ places where they switch, equal to scipy:
 - the distance storage: uint8 saturating at r + 1 while r <= 253, uint32
   from r = 254 (radii 252..255, distances on both sides of the limit);
 - rows scanned RG = 8 at a time (interleaved chains), the remainder one by
-  one: row counts around multiples of 8, split between 1 and 2 threads;
+  one: row counts around multiples of 8, split between 1 and 3 threads;
 - the threshold written by the last pass (ndim >= 2), by a separate loop in
   1-D; the output aliasing the input (opening, iterations, until stable);
 - border_value 0 and 1, all-zero and all-one volumes, lines of length 1.
@@ -18,14 +18,6 @@ import pytest
 import scipy.ndimage as ndi
 
 import voxa
-
-
-@pytest.fixture(params=[1, 2], ids=["t1", "t2"])
-def threads(request):
-    old = voxa.get_threads()
-    voxa.set_threads(request.param)
-    yield request.param
-    voxa.set_threads(old)
 
 
 def cdt_ref(op, a, R, bv):

@@ -247,15 +247,20 @@ def _peak_rss_kib(args, env=None):
     return int(kib)
 
 
+def _big_tiff(path):
+    """A 32 MiB uint8 TIFF in strips of 64 rows, with one component through
+    every block."""
+    a = np.zeros((32, 1024, 1024), np.uint8)
+    a[::3, ::13, ::5] = 1
+    a[:, 500, :] = 1
+    tifffile.imwrite(path, a, rowsperstrip=64)
+
+
 def test_tiff_larger_than_the_blocks_streams_in_little_memory(tmp_path):
     """A 32 MiB TIFF dilated into a TIFF with --mem-limit 8M: the peak RSS
     stays near the blocks (the file is read by strips, the output written in
     place), while the in-memory run holds input and output (64 MiB)."""
-    a = np.zeros((32, 1024, 1024), np.uint8)
-    a[::3, ::13, ::5] = 1
-    a[:, 500, :] = 1  # one component through every block
-    tifffile.imwrite(tmp_path / "big.tif", a, rowsperstrip=64)
-    del a
+    _big_tiff(tmp_path / "big.tif")
     env = dict(os.environ, VOXA_NUM_THREADS="1")
     streamed = _peak_rss_kib([CLI, "morph", "dilate", tmp_path / "big.tif", "--ball", "1", "-o",
                               tmp_path / "s.tif", "--mem-limit", "8M"], env)
@@ -290,11 +295,7 @@ def test_label_by_blocks_keeps_its_faces_on_disk(tmp_path):
     """Label of a 32 MiB TIFF with --mem-limit 8M: every block face (57 MiB of
     int32 layers at this block size) goes to a scratch file, so the peak RSS
     stays below the file's size; equal to the in-memory labels."""
-    a = np.zeros((32, 1024, 1024), np.uint8)
-    a[::3, ::13, ::5] = 1
-    a[:, 500, :] = 1  # one component through every block
-    tifffile.imwrite(tmp_path / "big.tif", a, rowsperstrip=64)
-    del a
+    _big_tiff(tmp_path / "big.tif")
     env = dict(os.environ, VOXA_NUM_THREADS="1")
     plan = subprocess.run([CLI, "label", tmp_path / "big.tif", "-o", tmp_path / "s.tif",
                            "--mem-limit", "8M", "--dry-run"], capture_output=True, text=True)

@@ -32,6 +32,19 @@ void voxa__edt_gpu_bytes(int ndim, const int64_t *shape, voxa_dtype out_dtype, i
     *largest = scr > 8 * v ? scr : 8 * v;
 }
 
+/* uint32 squared distances: refused where the largest one could overflow. */
+static voxa_status check_u32(int nd, const int64_t *shape, voxa_dtype out,
+                             const voxa_edt_params *p) {
+    double maxd2 = 0;
+    for (int d = 0; d < nd; d++) {
+        double s = p->spacing ? p->spacing[d] : 1.0;
+        maxd2 += ((double)shape[d] + 1) * ((double)shape[d] + 1) * s * s;
+    }
+    VOXA_FAIL_IF(out == VOXA_U32 && maxd2 >= 4294967295.0, VOXA_EOVERFLOW,
+                 "squared distances may exceed uint32 for this shape: use float64");
+    return VOXA_OK;
+}
+
 voxa_status voxa__edt_gpu(voxa_backend b, const voxa_array *in, voxa_array *out,
                           const voxa_edt_params *p) {
     voxa_edt_params def = {0};
@@ -47,13 +60,7 @@ voxa_status voxa__edt_gpu(voxa_backend b, const voxa_array *in, voxa_array *out,
     int nd = in->ndim;
     int64_t n = voxa_array_size(in);
     if (n == 0) return VOXA_OK;
-    double maxd2 = 0;
-    for (int d = 0; d < nd; d++) {
-        double s = p->spacing ? p->spacing[d] : 1.0;
-        maxd2 += ((double)in->shape[d] + 1) * ((double)in->shape[d] + 1) * s * s;
-    }
-    VOXA_FAIL_IF(out->dtype == VOXA_U32 && maxd2 >= 4294967295.0, VOXA_EOVERFLOW,
-                 "squared distances may exceed uint32 for this shape: use float64");
+    VOXA_CHECK(check_u32(nd, in->shape, out->dtype, p));
     const uint8_t *src;
     uint8_t *owned = NULL;
     VOXA_CHECK(voxa__binary_view(in, &src, &owned));
@@ -138,13 +145,7 @@ voxa_status voxa_edt_device(const voxa_device_array *in, voxa_device_array *out,
     VOXA_CHECK(voxa_edt(&hi, &ho, p)); /* the CPU's checks on empty views */
     VOXA_FAIL_IF(in->backend != VOXA_BACKEND_CUDA || out->backend != VOXA_BACKEND_CUDA,
                  VOXA_EUNSUPPORTED, "edt: device arrays are taken on the cuda backend only");
-    double maxd2 = 0;
-    for (int d = 0; d < nd; d++) {
-        double s = p->spacing ? p->spacing[d] : 1.0;
-        maxd2 += ((double)in->shape[d] + 1) * ((double)in->shape[d] + 1) * s * s;
-    }
-    VOXA_FAIL_IF(out->dtype == VOXA_U32 && maxd2 >= 4294967295.0, VOXA_EOVERFLOW,
-                 "squared distances may exceed uint32 for this shape: use float64");
+    VOXA_CHECK(check_u32(nd, in->shape, out->dtype, p));
     if (n == 0) return VOXA_OK;
     voxa__gpu *g = NULL;
     voxa__buf dm, dout, df = {0};

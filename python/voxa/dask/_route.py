@@ -19,4 +19,10 @@ def routed(fn, backend):
 
 
 def _call_on(fn, backend, *args, **kwargs):
-    return _backend.takes_backend(fn)(*args, backend=backend, **kwargs)
+    """fn with every C call it makes routed to `backend` (the context
+    variable the public functions' backend= sets, _backend.py)."""
+    token = _backend._current.set(backend)
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        _backend._current.reset(token)

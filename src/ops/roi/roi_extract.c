@@ -17,9 +17,8 @@
  *
  * Per patch, only the corner moves: a patch wholly inside (the hot path,
  * decided per patch from its corner: O(k)) is copied run by run from the
- * table, prefetching the run PF_ROWS ahead (in this patch or the next one).
- * Random corners put consecutive rows a page or more apart, which hardware
- * prefetchers do not follow: without it every row waits for memory. A patch
+ * table by a kernel of roi_copy.c (software prefetch; streaming stores for
+ * outputs past the last-level cache), whole or slab by slab (below). A patch
  * reaching outside (modes constant/nearest/reflect; error and clip never get
  * here) takes the slow path: one index map per axis, mapping each patch
  * coordinate to a source index by numpy.pad's rule for the mode, or to -1
@@ -32,27 +31,29 @@
  *     source  2  3  2  1 | 0  1  2  3 | 2  1  0  1
  *   nearest (numpy 'edge'):  0 0 0 0 | 0 1 2 3 | 3 3 3 3
  *
- * Order: with 256 patches or more they are processed sorted by the
- * patch-sized cell of the image their corner falls in, cells along a Z-order
- * curve (counting sort, see make_order), so overlapping patches share cached
- * lines and neighbours share DRAM pages; each still lands in its own row of
- * `out`.
+ * Order (roi_order.c): with 256 patches or more they are processed along a
+ * Z-order curve of patch-sized image cells, so overlapping patches share
+ * cached lines. When a patch also spans a band of the image larger than L2
+ * along its slowest axis (W3: 32 planes, 64 MiB), the inside patches are cut
+ * into slabs along that axis and the slabs of all patches are copied sorted
+ * by image plane: the batch sweeps the image once. Each patch still lands in
+ * its own row of `out`.
  *
- * Threads: blocks of consecutive patches of that order (voxa__parallel_for);
- * each patch writes its own slice of `out`, so results do not depend on the
- * thread count.
+ * Threads: blocks of consecutive patches (or slabs) of that order
+ * (voxa__parallel_for); each writes its own bytes of `out`, so results do not
+ * depend on the thread count or the order.
  * Strided inputs are read in place: nothing but the patches is copied.
  *
  * Cost: O(N * k) to validate, then O(output bytes) of copying; the hot path
  * moves each output byte once. Extra memory: 16 bytes per run of one patch
- * (the table) and, per block with a border patch, sum(extents) int64 for the
- * maps. Streaming (non-temporal) stores were tried for outputs past the
- * caches and measured slower here (2-core Zen 5): not used.
+ * (the table), the order (roi_order.c) and, per block with a border patch,
+ * sum(extents) int64 for the maps.
  *
  * References: numpy.pad (modes constant, edge, reflect); the W3 workload in
  * WORKLOADS.md. */
 #include "roi_internal.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct plan {
@@ -194,62 +195,6 @@ static box_fn pick_box(const plan *pl, size_t es) {
 }
 
 
-/* Table-driven copy of one in-bounds patch: run r goes from src + soff[r] to
- * dst + doff[r]. The run PF_ROWS ahead (in this patch, or at the start of the
- * next one, `nxt`) is prefetched first: random corners defeat the hardware
- * prefetchers (rows a page or more apart), and a fixed distance in runs keeps
- * about that many misses in flight whatever the patch shape. */
-#define PF_ROWS 64 /* measured on W3: 0 < 8 < 16 < 32 < 64 ~ 128 ~ 256 */
-typedef void (*tab_fn)(char *dst, const char *src, const char *nxt, const int64_t *soff,
-                       const int64_t *doff, int64_t nrows, int64_t last, size_t bytes);
-
-#define TAB_BODY(COPY)                                                         \
-    int64_t r = 0, pf = PF_ROWS < nrows ? PF_ROWS : nrows;                     \
-    for (; r < nrows - pf; r++) {                                              \
-        const char *q = src + soff[r + pf];                                    \
-        __builtin_prefetch(q, 0, 3);                                           \
-        __builtin_prefetch(q + last, 0, 3);                                    \
-        COPY(dst + doff[r], src + soff[r]);                                    \
-    }                                                                          \
-    for (; r < nrows; r++) {                                                   \
-        if (nxt) {                                                             \
-            const char *q = nxt + soff[r + pf - nrows];                        \
-            __builtin_prefetch(q, 0, 3);                                       \
-            __builtin_prefetch(q + last, 0, 3);                                \
-        }                                                                      \
-        COPY(dst + doff[r], src + soff[r]);                                    \
-    }
-
-#define TAB_CONST(B)                                                           \
-    static void tab_##B(char *dst, const char *src, const char *nxt,          \
-                        const int64_t *soff, const int64_t *doff, int64_t nrows, \
-                        int64_t last, size_t bytes) {                          \
-        TAB_BODY(COPY_##B)                                                     \
-    }
-#define COPY_16(d, s) memcpy(d, s, 16)
-#define COPY_32(d, s) memcpy(d, s, 32)
-#define COPY_64(d, s) memcpy(d, s, 64)
-#define COPY_128(d, s) memcpy(d, s, 128)
-#define COPY_256(d, s) memcpy(d, s, 256)
-#define COPY_N(d, s) memcpy(d, s, bytes)
-TAB_CONST(16)
-TAB_CONST(32)
-TAB_CONST(64)
-TAB_CONST(128)
-TAB_CONST(256)
-TAB_CONST(N)
-
-static tab_fn pick_tab(int64_t bytes) {
-    switch (bytes) {
-    case 16: return tab_16;
-    case 32: return tab_32;
-    case 64: return tab_64;
-    case 128: return tab_128;
-    case 256: return tab_256;
-    default: return tab_N;
-    }
-}
-
 typedef struct ctx {
     const voxa_array *in;
     const voxa_roi_params *p;
@@ -263,7 +208,10 @@ typedef struct ctx {
     unsigned char fill[8];
     const int64_t *soff, *doff; /* run offsets of one patch (NULL: odometer) */
     const int64_t *order;       /* processing order of the patches, or NULL */
-    tab_fn tab;
+    voxa__roi_tab_fn tab;
+    int stream;                 /* tab uses streaming stores: fence each block */
+    const voxa__roi_slabs *sl;  /* slab order (inside patches), or NULL */
+    int64_t rows;               /* runs per copy unit: a slab, or the patch */
 } ctx;
 
 /* Source index of patch coordinate j (= corner + i) on an axis of length n,
@@ -351,126 +299,6 @@ static voxa_status make_tables(ctx *c) {
     }
     c->soff = t;
     c->doff = t + n;
-    c->tab = pick_tab(pl->run_bytes);
-    return VOXA_OK;
-}
-
-/* Processing order: patches sorted by the cell of the image their corner
- * falls in, cells visited along a Z-order (Morton) curve: a stable counting
- * sort on the cell's Morton code, O(N + 2^bits). The cells tile the patch
- * axes with one patch extent per axis; the code interleaves the bits of the
- * cell coordinates, axes taken by decreasing |stride| (so for a C-ordered
- * image, z before y before x at every bit level: source-address order within
- * each 2x2x2 block of cells, and of the blocks themselves).
- *
- * Why: every patch still writes its own slice of `out`, so the result does
- * not change; but patches that overlap are now copied close together in time
- * in all three directions, so the lines they share are read from DRAM once.
- * At W3 density (random corners cover each image voxel ~1.2 times) about 65 %
- * of the line reads are repeats. An LRU simulation of W3-3D (10k x 32^3 u16
- * from (256,1024,1024), 2.0e7 line reads, 7.2e6 distinct lines) gives, with
- * a 32 MB cache: z-sorted (the order this replaced) 1.12e7 misses, cells in
- * row-major order 0.96e7, Morton 0.75e7; with 100 MB all three are within
- * 1 % of the 7.2e6 minimum. Neighbouring patches also read neighbouring DRAM
- * pages, and each thread's block of the order is a compact region.
- * When the code needs more than SORT_MAX_BITS bits, tiles double along the
- * axis with the most bits (the fastest one on ties), keeping cells cubic.
- *
- * Except when the band a patch spans along the slowest axis (its extent
- * there times that stride) fits a core's L2 (SORT_BAND_BYTES): then patches
- * are sorted by that axis alone (tile 1, the same code with one axis), which
- * keeps every read inside one L2-sized band of the image. Measured W3-2D
- * (100k x 64x64 u8 from (8192,8192): a 512 KiB band), interleaved in one
- * process on a loaded 2-vCPU Xeon, out=: the Morton order took 1.14x (1.04-
- * 1.43) the time of the sort by rows, while on W3-3D (a 64 MiB band) it took
- * 0.84-0.87x the time of the sort by z (bench_roi.py --before). */
-#define SORT_MIN_PATCHES 256
-#define SORT_MAX_BITS 16
-#define SORT_BAND_BYTES ((double)(2 << 20))
-
-static int bits_for(int64_t cells) { /* smallest b with 2^b >= cells */
-    int b = 0;
-    while (((int64_t)1 << b) < cells) b++;
-    return b;
-}
-
-static voxa_status make_order(ctx *c, int64_t **order) {
-    const voxa_roi_params *p = c->p;
-    const voxa_array *in = c->in;
-    int k = p->k;
-    int64_t n = p->n;
-    *order = NULL;
-    if (n < SORT_MIN_PATCHES || k < 1) return VOXA_OK;
-    /* Axes by decreasing |stride| (insertion sort; ties keep axis order). */
-    int ax[VOXA_MAXDIM], bits[VOXA_MAXDIM];
-    int64_t tile[VOXA_MAXDIM], cells[VOXA_MAXDIM], len[VOXA_MAXDIM];
-    for (int j = 0; j < k; j++) {
-        int64_t sd = in->strides[j] < 0 ? -in->strides[j] : in->strides[j];
-        int i = j;
-        for (; i > 0; i--) {
-            int64_t so = in->strides[ax[i - 1]];
-            if ((so < 0 ? -so : so) >= sd) break;
-            ax[i] = ax[i - 1];
-        }
-        ax[i] = j;
-    }
-    /* The band of rows one patch spans along the slowest axis: when it fits
-     * a core's L2, sorting by that axis alone keeps every read in the band
-     * (tile 1 there, one cell across the other axes). */
-    int64_t s0 = in->strides[ax[0]] < 0 ? -in->strides[ax[0]] : in->strides[ax[0]];
-    int band_fits = (double)c->ext[ax[0]] * (double)s0 <= SORT_BAND_BYTES;
-    int total = 0, maxbits = 0;
-    for (int j = 0; j < k; j++) {
-        len[j] = in->shape[ax[j]];
-        tile[j] = c->ext[ax[j]] > 0 ? c->ext[ax[j]] : 1;
-        if (band_fits) tile[j] = j == 0 ? 1 : (len[j] > 1 ? len[j] : 1);
-        cells[j] = len[j] > tile[j] ? (len[j] + tile[j] - 1) / tile[j] : 1;
-        bits[j] = bits_for(cells[j]);
-        total += bits[j];
-    }
-    while (total > SORT_MAX_BITS) { /* doubling a tile drops exactly one bit */
-        int w = k - 1;
-        for (int j = k - 1; j >= 0; j--)
-            if (bits[j] > bits[w]) w = j;
-        tile[w] *= 2;
-        cells[w] = len[w] > tile[w] ? (len[w] + tile[w] - 1) / tile[w] : 1;
-        bits[w] = bits_for(cells[w]);
-        total--;
-    }
-    if (total == 0) return VOXA_OK; /* one cell: keep the input order */
-    for (int j = 0; j < k; j++)
-        if (bits[j] > maxbits) maxbits = bits[j];
-    int64_t nb = (int64_t)1 << total;
-    int64_t *ord = voxa__malloc((size_t)n, sizeof *ord);
-    int64_t *key = voxa__malloc((size_t)n, sizeof *key);
-    int64_t *cnt = voxa__calloc((size_t)nb + 1, sizeof *cnt);
-    if (!ord || !key || !cnt) {
-        voxa__free(ord);
-        voxa__free(key);
-        voxa__free(cnt);
-        return voxa__error(VOXA_ENOMEM, "extract: cannot allocate the order of %lld patches",
-                           (long long)n);
-    }
-    int64_t corner[VOXA_MAXDIM], cell[VOXA_MAXDIM];
-    for (int64_t i = 0; i < n; i++) {
-        voxa__roi_corner(in, p, i, corner);
-        for (int j = 0; j < k; j++) {
-            int64_t x = corner[ax[j]];
-            x = x < 0 ? 0 : x >= len[j] ? len[j] - 1 : x; /* outside: nearest cell */
-            cell[j] = x > 0 ? x / tile[j] : 0;
-        }
-        int64_t b = 0;
-        for (int l = maxbits - 1; l >= 0; l--)
-            for (int j = 0; j < k; j++)
-                if (bits[j] > l) b = (b << 1) | ((cell[j] >> l) & 1);
-        key[i] = b;
-        cnt[b + 1]++;
-    }
-    for (int64_t b = 0; b < nb; b++) cnt[b + 1] += cnt[b];
-    for (int64_t i = 0; i < n; i++) ord[cnt[key[i]]++] = i;
-    voxa__free(key);
-    voxa__free(cnt);
-    *order = ord;
     return VOXA_OK;
 }
 
@@ -526,7 +354,45 @@ static voxa_status extract_block(int64_t lo, int64_t hi, int tid, void *arg) {
         }
     }
     voxa__free(scratch);
+    if (c->stream) voxa__roi_store_fence();
     return VOXA_OK;
+}
+
+/* Slabs of inside patches, in the slab order (roi_order.c): slab s of a
+ * patch starts s * ss[0] into its source and s * ds[0] into its output, and
+ * its runs are the first `rows` entries of the patch's tables. */
+static voxa_status extract_slabs(int64_t lo, int64_t hi, int tid, void *arg) {
+    const ctx *c = arg;
+    const voxa__roi_slabs *sl = c->sl;
+    const char *base = c->in->data;
+    int64_t ns = sl->nslab, ss = c->pl.ss[0], ds = c->pl.ds[0], os = c->out->strides[0];
+    (void)tid;
+    for (int64_t t = lo; t < hi; t++) {
+        int64_t u = sl->unit[t], j = u / ns, s = u % ns;
+        const char *src = base + sl->off[j] + s * ss, *nxt = NULL;
+        char *dst = (char *)c->out->data + sl->patch[j] * os + s * ds;
+        if (t + 1 < hi) {
+            int64_t v = sl->unit[t + 1];
+            nxt = base + sl->off[v / ns] + (v % ns) * ss;
+        }
+        c->tab(dst, src, nxt, c->soff, c->doff, c->rows, c->pl.run_bytes - 1,
+               (size_t)c->pl.run_bytes);
+    }
+    if (c->stream) voxa__roi_store_fence();
+    return VOXA_OK;
+}
+
+/* Slab order or patch order (roi_order.c): slabs when the table path runs,
+ * a patch has at least two outer axes, and its band along the slowest one
+ * does not fit L2 (where the patch order already sweeps the image band by
+ * band), with enough patches to sort. VOXA_ROI_ORDER=slabs|patches forces
+ * one where it can run (tests, benchmarks). */
+static int want_slabs(const ctx *c, const int64_t *order) {
+    if (!c->soff || c->pl.nd < 2 || c->pl.ss[0] == 0) return 0;
+    const char *e = getenv("VOXA_ROI_ORDER");
+    if (e && !strcmp(e, "slabs")) return 1;
+    if (e && !strcmp(e, "patches")) return 0;
+    return order && !voxa__roi_band_fits(c->in, c->p, c->ext);
 }
 
 voxa_status voxa_roi_extract(const voxa_array *in, const voxa_roi_params *p,
@@ -549,18 +415,39 @@ voxa_status voxa_roi_extract(const voxa_array *in, const voxa_roi_params *p,
     c.box = pick_box(&c.pl, c.es);
     VOXA_CHECK(make_tables(&c));
     int64_t *order = NULL;
-    voxa_status so = make_order(&c, &order);
-    if (so != VOXA_OK) {
-        voxa__free((void *)c.soff);
-        return so;
+    voxa__roi_slabs sl;
+    memset(&sl, 0, sizeof sl);
+    voxa_status st = voxa__roi_order(in, p, c.ext, &order);
+    if (st == VOXA_OK && want_slabs(&c, order)) {
+        st = voxa__roi_slabs_make(in, p, order, c.pl.ext[0], c.pl.ss[0], &sl);
+        if (st == VOXA_OK) c.sl = &sl;
     }
-    c.order = order;
+    if (st != VOXA_OK) goto done;
+    c.rows = c.sl ? c.pl.nrows / c.pl.ext[0] : c.pl.nrows;
+    if (c.soff) {
+        int64_t bases[2] = {out->strides[0], c.pl.ds[0]};
+        c.stream = voxa__roi_stream_wanted(out->data, c.doff, c.rows, bases, c.sl ? 2 : 1,
+                                           c.pl.run_bytes, p->n * pbytes);
+        c.tab = voxa__roi_pick_tab(c.pl.run_bytes, c.stream);
+    }
     /* Blocks of >= 256 KiB of output: below that a thread costs more than
      * it saves. */
     int64_t grain = pbytes > 0 ? (int64_t)(1 << 18) / pbytes : p->n;
     if (grain < 1) grain = 1;
-    voxa_status st = voxa__parallel_for(p->n, grain, extract_block, &c);
+    if (c.sl) {
+        int64_t ubytes = c.rows * c.pl.run_bytes;
+        int64_t ugrain = ubytes > 0 ? (int64_t)(1 << 18) / ubytes : sl.n;
+        st = voxa__parallel_for(sl.n, ugrain < 1 ? 1 : ugrain, extract_slabs, &c);
+        c.order = sl.rest; /* then the patches reaching outside */
+        if (st == VOXA_OK && sl.nrest)
+            st = voxa__parallel_for(sl.nrest, grain, extract_block, &c);
+    } else {
+        c.order = order;
+        st = voxa__parallel_for(p->n, grain, extract_block, &c);
+    }
+done:
     voxa__free((void *)c.soff);
     voxa__free(order);
+    voxa__roi_slabs_free(&sl);
     return st;
 }

@@ -125,53 +125,57 @@ TAB_FN(nt_N, NT_SETUP, NT_N)
 #endif
 
 #ifdef HAVE_AVX512
-/* 64-byte runs with AVX-512: each whole destination line is one aligned
- * 64-byte streaming store, put together from the two source runs it
- * straddles (the unit's destination starts m bytes before a line boundary,
- * m a multiple of 16: line r = run r's bytes m..63, then run r+1's 0..m-1,
- * one VPERMT2Q); the m bytes before the first line and the 64 - m after the
- * last take plain stores. One load, one permute and one store per run,
+/* Runs of 64 q bytes with AVX-512: each whole destination line is one
+ * aligned 64-byte streaming store, put together from the two 64-byte source
+ * chunks it straddles. The unit's destination starts m bytes before a line
+ * boundary (m a multiple of 16); with the chunks numbered in destination
+ * order, line j holds chunk j's bytes m..63, then chunk j+1's bytes 0..m-1
+ * (one VPERMT2Q); the m bytes before the first line and the 64 - m after the
+ * last take plain stores. One load, one permute and one store per 64 bytes,
  * against four of each with SSE2. */
 #define AVX_PF(r)                                                              \
     do {                                                                       \
-        const char *q = (r) + pf < nrows ? src + soff[(r) + pf]                \
-                        : nxt ? nxt + soff[(r) + pf - nrows] : NULL;           \
-        if (q) {                                                               \
-            __builtin_prefetch(q, 0, 3);                                       \
-            __builtin_prefetch(q + last, 0, 3);                                \
+        const char *q_ = (r) + pf < nrows ? src + soff[(r) + pf]               \
+                         : nxt ? nxt + soff[(r) + pf - nrows] : NULL;          \
+        if (q_) {                                                              \
+            __builtin_prefetch(q_, 0, 3);                                      \
+            __builtin_prefetch(q_ + last, 0, 3);                               \
         }                                                                      \
     } while (0)
 
-__attribute__((target("avx512f"))) static void nt_64_avx512(
+__attribute__((target("avx512f"))) static void nt_avx512(
     char *dst, const char *src, const char *nxt, const int64_t *soff, const int64_t *doff,
     int64_t nrows, int64_t last, size_t bytes) {
     (void)doff;
-    (void)bytes;
-    int64_t pf = PF_ROWS < nrows ? PF_ROWS : nrows;
+    int64_t pf = PF_ROWS < nrows ? PF_ROWS : nrows, q = (int64_t)bytes / 64;
     size_t m = (size_t)(-(uintptr_t)dst & 63);
     if (m == 0) {
         for (int64_t r = 0; r < nrows; r++) {
             AVX_PF(r);
-            _mm512_stream_si512((void *)(dst + 64 * r), _mm512_loadu_si512(src + soff[r]));
+            for (int64_t i = 0; i < q; i++)
+                _mm512_stream_si512((void *)(dst + (int64_t)bytes * r + 64 * i),
+                                    _mm512_loadu_si512(src + soff[r] + 64 * i));
         }
         return;
     }
-    for (size_t i = 0; i < m; i += 16) /* the head: run 0's first m bytes */
+    for (size_t i = 0; i < m; i += 16) /* the head: chunk 0's first m bytes */
         _mm_storeu_si128((__m128i *)(void *)(dst + i),
                          _mm_loadu_si128((const __m128i *)(const void *)(src + soff[0] + i)));
     const __m512i idx = _mm512_add_epi64(_mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0),
                                          _mm512_set1_epi64((long long)(m / 8)));
     __m512i a = _mm512_loadu_si512(src + soff[0]);
     char *line = dst + m;
-    for (int64_t r = 0; r + 1 < nrows; r++) {
+    for (int64_t r = 0; r < nrows; r++) {
         AVX_PF(r);
-        __m512i b = _mm512_loadu_si512(src + soff[r + 1]);
-        _mm512_stream_si512((void *)(line + 64 * r), _mm512_permutex2var_epi64(a, idx, b));
-        a = b;
+        for (int64_t i = r == 0; i < q; i++, line += 64) {
+            __m512i b = _mm512_loadu_si512(src + soff[r] + 64 * i);
+            _mm512_stream_si512((void *)line, _mm512_permutex2var_epi64(a, idx, b));
+            a = b;
+        }
     }
-    const char *t = src + soff[nrows - 1]; /* the tail: the last run's bytes m.. */
+    const char *t = src + soff[nrows - 1] + (int64_t)bytes - 64; /* the last chunk's m.. */
     for (size_t i = m; i < 64; i += 16)
-        _mm_storeu_si128((__m128i *)(void *)(dst + 64 * (nrows - 1) + i),
+        _mm_storeu_si128((__m128i *)(void *)(line - m + i),
                          _mm_loadu_si128((const __m128i *)(const void *)(t + i)));
 }
 #endif
@@ -183,9 +187,9 @@ static const char *stores_env(void) { return getenv("VOXA_ROI_STORES"); }
 voxa__roi_tab_fn voxa__roi_pick_tab(int64_t bytes, int stream) {
 #ifdef HAVE_AVX512
     const char *e = stores_env();
-    if (stream && bytes == 64 && !(e && !strcmp(e, "stream-sse2")) &&
+    if (stream && bytes % 64 == 0 && !(e && !strcmp(e, "stream-sse2")) &&
         __builtin_cpu_supports("avx512f"))
-        return nt_64_avx512;
+        return nt_avx512;
 #endif
 #ifdef HAVE_STREAM
     if (stream) switch (bytes) {

@@ -510,8 +510,8 @@ def test_cli_roi_csv(tmp_path):
 
 
 def test_extract_large_output_streaming_and_misaligned(threads):
-    # >= 32 MiB of output takes the streaming-store copy when out is 16-byte
-    # aligned; a 1-byte-shifted out takes the plain one. Both equal slicing.
+    # A 34 MB output into an allocated (aligned) out and a 1-byte-shifted one
+    # (never streamed); every forced copy path is in test_roi_stores.py.
     rng = np.random.default_rng(10)
     img = rand((600, 700), np.uint8, rng)
     n, size = 2100, (128, 128)  # 34 MB

@@ -180,9 +180,11 @@ __attribute__((target("avx512f"))) static void nt_avx512(
 }
 #endif
 
+#ifdef HAVE_STREAM
 /* VOXA_ROI_STORES: plain, stream, stream-sse2 (streaming without AVX-512), or
  * unset (automatic). */
 static const char *stores_env(void) { return getenv("VOXA_ROI_STORES"); }
+#endif
 
 voxa__roi_tab_fn voxa__roi_pick_tab(int64_t bytes, int stream) {
 #ifdef HAVE_AVX512
@@ -213,6 +215,7 @@ voxa__roi_tab_fn voxa__roi_pick_tab(int64_t bytes, int stream) {
     }
 }
 
+#ifdef HAVE_STREAM
 /* Last-level cache size: glibc reports it through sysconf; elsewhere (or
  * when it says 0) a conservative 32 MiB. */
 static int64_t llc_bytes(void) {
@@ -223,6 +226,7 @@ static int64_t llc_bytes(void) {
 #endif
     return v > 0 ? (int64_t)v : (int64_t)32 << 20;
 }
+#endif
 
 int voxa__roi_stream_wanted(const char *dst, const int64_t *doff, int64_t rows,
                             const int64_t *strides, int nstrides, int64_t run_bytes,

@@ -304,6 +304,7 @@ static voxa_status make_tables(ctx *c) {
 
 static voxa_status extract_block(int64_t lo, int64_t hi, int tid, void *arg) {
     const ctx *c = arg;
+    (void)tid;
     const voxa_array *in = c->in;
     int D = in->ndim;
     int64_t corner[VOXA_MAXDIM];

@@ -25,9 +25,12 @@
  * (or by another thread), so they take plain stores, which never leave a
  * partial line to the write-combining buffers. Streaming stores are weakly
  * ordered: each thread ends its block with SFENCE (voxa__roi_store_fence).
+ * Runs of 64 q bytes take the AVX-512 kernel below where the CPU has it
+ * (__builtin_cpu_supports, a target attribute: the build stays baseline).
  * voxa__roi_stream_wanted decides (outputs past the last-level cache);
- * VOXA_ROI_STORES=plain|stream forces one kind (tests, benchmarks; "stream"
- * still needs the layout). Other CPUs compile the plain kernels only.
+ * VOXA_ROI_STORES=plain|stream|stream-sse2 forces one kind (tests,
+ * benchmarks; the streaming ones still need the layout). Other CPUs compile
+ * the plain kernels only.
  *
  * Common run lengths (16..256 bytes: a 64-voxel u8 row, a 32-voxel u16 row)
  * get their own instance so the copy is a few inlined vector moves. */

@@ -1,5 +1,5 @@
 """Why extract_patches orders patches along a Z-order curve of image cells
-(src/ops/roi/roi_extract.c, make_order): a load-independent check.
+(src/ops/roi/roi_order.c, voxa__roi_order): a load-independent check.
 
 Replays the cache lines that W3-3D reads (10,000 random 32^3 uint16 patches
 of a (256,1024,1024) C-ordered image, the bench_roi corners) through a fully

@@ -1,5 +1,5 @@
 """extract_patches processes >= 256 patches in the order of the image cell
-their corner falls in (src/ops/roi/roi_extract.c, make_order). The order must
+their corner falls in (src/ops/roi/roi_order.c, voxa__roi_order). The order must
 never change the result: every patch lands in its own row of `out`, exactly
 once. These tests sit at the order's switches: 255/256/257 patches, the band
 size that picks sorting by the slowest axis or the Morton order, cell

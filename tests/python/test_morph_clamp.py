@@ -205,3 +205,13 @@ def test_forced_fallback_is_named():
     with kernel("envelope"):
         assert "clamped" not in voxa.morph_path(3, ball=21)
         assert voxa.morph_path(3, ball=21).startswith("ball: squared Euclidean distance <= 441")
+
+
+def test_float_sqrt_truncates_to_isqrt():
+    """The 3-D ball pass B turns T - g2 (an integer <= 32767) into its integer
+    square root by truncating a float32 square root (vsqrtps / sqrtf, both
+    correctly rounded, as NumPy's float32 sqrt): exact for every such value."""
+    m = np.arange(32768)
+    got = np.sqrt(m.astype(np.float32)).astype(np.int64)
+    assert np.array_equal(got, np.array([int(np.floor(np.sqrt(float(v)))) for v in m]))
+    assert np.all(got * got <= m) and np.all((got + 1) * (got + 1) > m)

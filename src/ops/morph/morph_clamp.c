@@ -44,6 +44,7 @@
  * "envelope" disables this path). */
 #include "morph_internal.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -118,6 +119,26 @@ INLINE void taps_body(const uint16_t *g, int64_t n, int64_t K, const uint16_t *k
     }
 }
 
+/* ball row out of pass B: 2-D: o = (acc <= T) ^ inv; 3-D: o = the reach left
+ * along z plus one, isqrt(T - acc) + 1, 0 when acc > T. The float square
+ * root of an integer m <= 32767 truncates to isqrt(m) exactly: it is
+ * correctly rounded, and sqrt(k^2 - 1) < k - 1/(2k) stays more than an ulp
+ * (2^-16 near 181) below k, so it never rounds up to k (test_morph_clamp.py
+ * checks every m). The compilers do not vectorise sqrtf (errno), so the x86
+ * versions are written with intrinsics below. */
+static inline uint8_t reach1(uint16_t a, uint16_t T) {
+    return (uint8_t)(a <= T ? (int32_t)sqrtf((float)(T - a)) + 1 : 0);
+}
+
+INLINE void reach_body(const uint16_t *acc, uint8_t *o, int64_t n, uint16_t T, int thr_only,
+                       uint8_t inv) {
+    if (thr_only) {
+        for (int64_t x = 0; x < n; x++) o[x] = (uint8_t)((acc[x] <= T) ^ inv);
+        return;
+    }
+    for (int64_t x = 0; x < n; x++) o[x] = reach1(acc[x], T);
+}
+
 /* diamond doubling step: b[x] = min(a[x], min(min(a[x-s], a[x+s]), cap-s) + s) */
 INLINE void dbl_body(const uint8_t *a, uint8_t *b, int64_t n, int64_t s, uint8_t cap) {
     const uint8_t lim = (uint8_t)(cap - s), ss = (uint8_t)s;
@@ -155,6 +176,7 @@ typedef struct ck_kern {
     void (*ybwd)(uint8_t *, const uint8_t *, int64_t, uint8_t);
     void (*square)(const uint8_t *, uint16_t *, int64_t, uint16_t);
     void (*taps)(const uint16_t *, int64_t, int64_t, const uint16_t *, uint16_t *);
+    void (*reach)(const uint16_t *, uint8_t *, int64_t, uint16_t, int, uint8_t);
     void (*dbl)(const uint8_t *, uint8_t *, int64_t, int64_t, uint8_t);
     void (*zfwd)(uint8_t *, uint8_t *, int64_t);
     void (*zbwd)(uint8_t *, uint8_t *, int64_t, uint8_t);
@@ -183,17 +205,66 @@ typedef struct ck_kern {
     ATTR static void zbwd_##SFX(uint8_t *a, uint8_t *run, int64_t n, uint8_t inv) {              \
         zbwd_body(a, run, n, inv);                                                               \
     }                                                                                            \
-    static const ck_kern kern_##SFX = {NAME,       yfwd_##SFX, ybwd_##SFX, square_##SFX,         \
-                                       taps_##SFX, dbl_##SFX,  zfwd_##SFX, zbwd_##SFX};
+    static const ck_kern kern_##SFX = {NAME,      yfwd_##SFX, ybwd_##SFX, square_##SFX,          \
+                                       taps_##SFX, reach_##SFX, dbl_##SFX, zfwd_##SFX,            \
+                                       zbwd_##SFX};
 
+static void reach_c(const uint16_t *acc, uint8_t *o, int64_t n, uint16_t T, int thr_only,
+                    uint8_t inv) {
+    reach_body(acc, o, n, T, thr_only, inv);
+}
 CK_KERNELS(c, , "portable C")
+
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define CK_X86 1
+#include <immintrin.h>
 #ifdef __clang__
 #define CK_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl")))
 #else
 #define CK_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,prefer-vector-width=512")))
 #endif
+
+__attribute__((target("avx2"))) static void reach_avx2(const uint16_t *acc, uint8_t *o, int64_t n,
+                                                        uint16_t T, int thr_only, uint8_t inv) {
+    if (thr_only) {
+        reach_body(acc, o, n, T, 1, inv);
+        return;
+    }
+    const __m256i t = _mm256_set1_epi32(T), t1 = _mm256_set1_epi32(T + 1),
+                  one = _mm256_set1_epi32(1);
+    int64_t x = 0;
+    for (; x + 8 <= n; x += 8) {
+        __m256i a = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(acc + x)));
+        __m256i m = _mm256_sub_epi32(t, _mm256_min_epi32(a, t));
+        __m256i w = _mm256_cvttps_epi32(_mm256_sqrt_ps(_mm256_cvtepi32_ps(m)));
+        __m256i e = _mm256_and_si256(_mm256_add_epi32(w, one), _mm256_cmpgt_epi32(t1, a));
+        __m256i p = _mm256_packus_epi16(_mm256_packus_epi32(e, e), _mm256_setzero_si256());
+        int32_t lo = _mm_cvtsi128_si32(_mm256_castsi256_si128(p));
+        int32_t hi = _mm_cvtsi128_si32(_mm256_extracti128_si256(p, 1));
+        memcpy(o + x, &lo, 4);
+        memcpy(o + x + 4, &hi, 4);
+    }
+    for (; x < n; x++) o[x] = reach1(acc[x], T);
+}
+
+CK_AVX512 static void reach_avx512(const uint16_t *acc, uint8_t *o, int64_t n, uint16_t T,
+                                   int thr_only, uint8_t inv) {
+    if (thr_only) {
+        reach_body(acc, o, n, T, 1, inv);
+        return;
+    }
+    const __m512i t = _mm512_set1_epi32(T), one = _mm512_set1_epi32(1);
+    int64_t x = 0;
+    for (; x + 16 <= n; x += 16) {
+        __m512i a = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(acc + x)));
+        __m512i m = _mm512_sub_epi32(t, _mm512_min_epu32(a, t));
+        __m512i w = _mm512_cvttps_epi32(_mm512_sqrt_ps(_mm512_cvtepi32_ps(m)));
+        __m512i e = _mm512_maskz_add_epi32(_mm512_cmple_epu32_mask(a, t), w, one);
+        _mm_storeu_si128((__m128i *)(o + x), _mm512_cvtepi32_epi8(e));
+    }
+    for (; x < n; x++) o[x] = reach1(acc[x], T);
+}
+
 CK_KERNELS(avx2, __attribute__((target("avx2"))), "AVX2")
 CK_KERNELS(avx512, CK_AVX512, "AVX-512BW")
 #endif
@@ -234,7 +305,6 @@ typedef struct ck_ctx {
     const uint8_t *row_init; /* nx bytes: the y scan's value before row 0 */
     const uint8_t *row_zero; /* nx zero bytes */
     const uint16_t *k2;      /* ball: k^2 for k <= K */
-    const uint8_t *wt;       /* ball, 3-D: e for g2 in 0..2T+1 */
     char *scratch;
     size_t per;
 } ck_ctx;
@@ -262,11 +332,7 @@ static void pass_x(const ck_ctx *c, int64_t row, char *mem) {
         for (int64_t x = 0; x < K; x++) g[x] = pad;
         for (int64_t x = K + nx; x < K + nxr + K; x++) g[x] = pad;
         c->k->taps(g + K, nxr, K, c->k2, acc);
-        const uint16_t T = (uint16_t)c->T;
-        if (c->nd == 2)
-            for (int64_t x = 0; x < nx; x++) o[x] = (uint8_t)((acc[x] <= T) ^ c->inv);
-        else
-            for (int64_t x = 0; x < nx; x++) o[x] = c->wt[acc[x]];
+        c->k->reach(acc, o, nx, (uint16_t)c->T, c->nd == 2, c->inv);
         return;
     }
     const int64_t len = K + nxr + K;
@@ -384,7 +450,7 @@ voxa_status voxa__clamp_threshold(int nd, const int64_t *shape, const uint8_t *s
     c.K = c.R < c.nx ? c.R : c.nx;
     if (!ball) /* doubling steps covering min(r, nx): shifts 1 .. 2^(steps-1) <= K */
         while (((int64_t)1 << c.steps) - 1 < c.K) c.steps++;
-    uint8_t *rows = NULL, *wt = NULL;
+    uint8_t *rows = NULL;
     uint16_t *k2 = NULL;
     rows = voxa__malloc((size_t)c.nx, 2);
     VOXA_GOTO_IF(!rows, VOXA_ENOMEM, "morph: cannot allocate %lld bytes", (long long)c.nx * 2);
@@ -397,17 +463,6 @@ voxa_status voxa__clamp_threshold(int nd, const int64_t *shape, const uint8_t *s
         VOXA_GOTO_IF(!k2, VOXA_ENOMEM, "morph: cannot allocate the tap table");
         for (int64_t i = 0; i <= c.K; i++) k2[i] = (uint16_t)(i * i);
         c.k2 = k2;
-        if (nd == 3) {
-            int64_t n = 2 * c.T + 2;
-            wt = voxa__malloc((size_t)n, 1);
-            VOXA_GOTO_IF(!wt, VOXA_ENOMEM, "morph: cannot allocate the reach table");
-            memset(wt, 0, (size_t)n);
-            for (int64_t g = 0, w = c.R; g <= c.T; g++) { /* w = isqrt(T - g) */
-                while (w * w > c.T - g) w--;
-                wt[g] = (uint8_t)(w + 1);
-            }
-            c.wt = wt;
-        }
     }
     size_t row = ball ? (size_t)(2 * c.K + 2 * c.nxr) * sizeof(uint16_t)
                       : (size_t)(2 * (2 * c.K + c.nxr));
@@ -430,7 +485,6 @@ voxa_status voxa__clamp_threshold(int nd, const int64_t *shape, const uint8_t *s
 done:
     voxa__free(rows);
     voxa__free(k2);
-    voxa__free(wt);
     voxa__free(c.scratch);
     return st;
 }

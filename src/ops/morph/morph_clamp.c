@@ -172,6 +172,7 @@ INLINE void zbwd_body(uint8_t *a, uint8_t *run, int64_t n, uint8_t inv) {
 
 typedef struct ck_kern {
     const char *name;
+    int64_t max_T; /* the largest ball threshold taken (the measured crossover) */
     void (*yfwd)(const uint8_t *, uint8_t *, const uint8_t *, int64_t, uint8_t, uint8_t);
     void (*ybwd)(uint8_t *, const uint8_t *, int64_t, uint8_t);
     void (*square)(const uint8_t *, uint16_t *, int64_t, uint16_t);
@@ -182,7 +183,7 @@ typedef struct ck_kern {
     void (*zbwd)(uint8_t *, uint8_t *, int64_t, uint8_t);
 } ck_kern;
 
-#define CK_KERNELS(SFX, ATTR, NAME)                                                             \
+#define CK_KERNELS(SFX, ATTR, NAME, MAXT)                                                          \
     ATTR static void yfwd_##SFX(const uint8_t *s, uint8_t *d, const uint8_t *dp, int64_t n,      \
                                 uint8_t flip, uint8_t cap) {                                     \
         yfwd_body(s, d, dp, n, flip, cap);                                                       \
@@ -205,15 +206,15 @@ typedef struct ck_kern {
     ATTR static void zbwd_##SFX(uint8_t *a, uint8_t *run, int64_t n, uint8_t inv) {              \
         zbwd_body(a, run, n, inv);                                                               \
     }                                                                                            \
-    static const ck_kern kern_##SFX = {NAME,      yfwd_##SFX, ybwd_##SFX, square_##SFX,          \
-                                       taps_##SFX, reach_##SFX, dbl_##SFX, zfwd_##SFX,            \
-                                       zbwd_##SFX};
+    static const ck_kern kern_##SFX = {NAME,        MAXT,      yfwd_##SFX, ybwd_##SFX,          \
+                                       square_##SFX, taps_##SFX, reach_##SFX, dbl_##SFX,         \
+                                       zfwd_##SFX,   zbwd_##SFX};
 
 static void reach_c(const uint16_t *acc, uint8_t *o, int64_t n, uint16_t T, int thr_only,
                     uint8_t inv) {
     reach_body(acc, o, n, T, thr_only, inv);
 }
-CK_KERNELS(c, , "portable C")
+CK_KERNELS(c, , "portable C", 28 * 28)
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define CK_X86 1
@@ -265,8 +266,8 @@ CK_AVX512 static void reach_avx512(const uint16_t *acc, uint8_t *o, int64_t n, u
     for (; x < n; x++) o[x] = reach1(acc[x], T);
 }
 
-CK_KERNELS(avx2, __attribute__((target("avx2"))), "AVX2")
-CK_KERNELS(avx512, CK_AVX512, "AVX-512BW")
+CK_KERNELS(avx2, __attribute__((target("avx2"))), "AVX2", 150 * 150)
+CK_KERNELS(avx512, CK_AVX512, "AVX-512BW", BALL_MAX_T)
 #endif
 
 /* The loop set for this CPU, or the one VOXA_MORPH_KERNEL names (falling
@@ -404,8 +405,9 @@ static voxa_status cols_c(int64_t lo, int64_t hi, int tid, void *vc) {
 }
 
 int voxa__clamp_applies(const voxa__plan *p, int nd, int64_t k) {
-    if (nd < 2 || nd > 3 || !pick_kernels()) return 0;
-    if (p->kind == VOXA__PATH_BALL) return k == 1 && !p->aniso && p->thr <= BALL_MAX_T;
+    const ck_kern *kern = pick_kernels();
+    if (nd < 2 || nd > 3 || !kern) return 0;
+    if (p->kind == VOXA__PATH_BALL) return k == 1 && !p->aniso && p->thr <= (double)kern->max_T;
     if (p->kind == VOXA__PATH_DIAMOND) return p->r <= DIAMOND_MAX_R / (k > 0 ? k : 1);
     return 0;
 }

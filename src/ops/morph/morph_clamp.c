@@ -32,11 +32,12 @@
  * a "none" that no addition brings back (ball: T + 1 + k^2 <= 2T + 1 <=
  * 65535 for T <= 32767; diamond: saturating at r + 1 <= 254), so the result
  * is the exact threshold of the exact distances, bit for bit the envelope
- * path's (src/core/sqdt.c) and scipy's. Cost: ball O(N R) (cheap vector ops
- * per tap, far below the envelope up to the uint16 limit, measured in
- * BENCHMARKS.md), diamond O(N log r); memory: none beyond input and output
- * (per-thread row buffers). Outside these limits, 1-D and 4-D+ inputs, other
- * spacings and the until-stable loops keep the older paths (morph.c).
+ * path's (src/core/sqdt.c) and scipy's. Cost: ball O(N R) cheap vector ops,
+ * so each loop set takes balls only up to its measured crossover with the
+ * envelope (max_T below: R 181 with AVX-512, 150 with AVX2, 28 in portable
+ * C; docs/morph.md), diamond O(N log r); memory: none beyond input and
+ * output (per-thread row buffers). Larger balls, other spacings, 1-D and
+ * 4-D+ inputs keep the older paths (morph.c).
  *
  * SIMD: the loops are plain C written to vectorise; they are compiled three
  * times (AVX-512BW, AVX2, baseline) and one is picked at run time by the CPU,

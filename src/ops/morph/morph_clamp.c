@@ -151,6 +151,16 @@ INLINE void dbl_body(const uint8_t *a, uint8_t *b, int64_t n, int64_t s, uint8_t
     }
 }
 
+/* diamond row out of pass B: 2-D: o = (h <= r) ^ inv; 3-D: the reach left
+ * along z plus one, r - h + 1 = cap - h, 0 beyond r. */
+INLINE void dfin_body(const uint8_t *h, uint8_t *o, int64_t n, uint8_t cap, int thr_only,
+                      uint8_t inv) {
+    if (thr_only)
+        for (int64_t x = 0; x < n; x++) o[x] = (uint8_t)((h[x] < cap) ^ inv);
+    else
+        for (int64_t x = 0; x < n; x++) o[x] = (uint8_t)(h[x] < cap ? cap - h[x] : 0);
+}
+
 /* forward z step: run = max(e, run - 1 (saturating)); e = run */
 INLINE void zfwd_body(uint8_t *e, uint8_t *run, int64_t n) {
     for (int64_t x = 0; x < n; x++) {
@@ -180,6 +190,7 @@ typedef struct ck_kern {
     void (*taps)(const uint16_t *, int64_t, int64_t, const uint16_t *, uint16_t *);
     void (*reach)(const uint16_t *, uint8_t *, int64_t, uint16_t, int, uint8_t);
     void (*dbl)(const uint8_t *, uint8_t *, int64_t, int64_t, uint8_t);
+    void (*dfin)(const uint8_t *, uint8_t *, int64_t, uint8_t, int, uint8_t);
     void (*zfwd)(uint8_t *, uint8_t *, int64_t);
     void (*zbwd)(uint8_t *, uint8_t *, int64_t, uint8_t);
 } ck_kern;
@@ -203,13 +214,17 @@ typedef struct ck_kern {
                                uint8_t cap) {                                                    \
         dbl_body(a, b, n, s, cap);                                                               \
     }                                                                                            \
+    ATTR static void dfin_##SFX(const uint8_t *h, uint8_t *o, int64_t n, uint8_t cap,           \
+                                int thr_only, uint8_t inv) {                                     \
+        dfin_body(h, o, n, cap, thr_only, inv);                                                  \
+    }                                                                                            \
     ATTR static void zfwd_##SFX(uint8_t *e, uint8_t *run, int64_t n) { zfwd_body(e, run, n); }   \
     ATTR static void zbwd_##SFX(uint8_t *a, uint8_t *run, int64_t n, uint8_t inv) {              \
         zbwd_body(a, run, n, inv);                                                               \
     }                                                                                            \
     static const ck_kern kern_##SFX = {NAME,        MAXT,      yfwd_##SFX, ybwd_##SFX,          \
                                        square_##SFX, taps_##SFX, reach_##SFX, dbl_##SFX,         \
-                                       zfwd_##SFX,   zbwd_##SFX};
+                                       dfin_##SFX,   zfwd_##SFX, zbwd_##SFX};
 
 static void reach_c(const uint16_t *acc, uint8_t *o, int64_t n, uint16_t T, int thr_only,
                     uint8_t inv) {
@@ -304,6 +319,7 @@ typedef struct ck_ctx {
     uint8_t flip, inv, cap;  /* cap = R + 1 */
     int64_t R, T, K;         /* reach, ball threshold, taps / pads along x */
     int steps;               /* diamond doubling steps */
+    int64_t strip;           /* diamond: rows per strip of pass B */
     const uint8_t *row_init; /* nx bytes: the y scan's value before row 0 */
     const uint8_t *row_zero; /* nx zero bytes */
     const uint16_t *k2;      /* ball: k^2 for k <= K */
@@ -323,39 +339,45 @@ static void pass_y(const ck_ctx *c, int64_t z, int64_t x0, int64_t w) {
     for (int64_t y = ny - 2; y >= 0; y--) c->k->ybwd(d + y * nx, d + (y + 1) * nx, w, c->cap);
 }
 
-/* Pass B on row `row` (= z * ny + y) of the output, with the thread's buffer. */
-static void pass_x(const ck_ctx *c, int64_t row, char *mem) {
+/* Pass B on rows [row0, row0 + nrows) (row = z * ny + y) of the output, with
+ * the thread's buffer. */
+static void pass_x(const ck_ctx *c, int64_t row0, int64_t nrows, char *mem) {
     const int64_t nx = c->nx, nxr = c->nxr, K = c->K;
-    uint8_t *o = c->out + row * nx;
     if (c->ball) {
         uint16_t *g = (uint16_t *)mem, *acc = g + K + nxr + K;
         const uint16_t pad = c->border ? 0 : (uint16_t)(c->T + 1);
-        c->k->square(o, g + K, nx, (uint16_t)c->T);
         for (int64_t x = 0; x < K; x++) g[x] = pad;
         for (int64_t x = K + nx; x < K + nxr + K; x++) g[x] = pad;
-        c->k->taps(g + K, nxr, K, c->k2, acc);
-        c->k->reach(acc, o, nx, (uint16_t)c->T, c->nd == 2, c->inv);
+        for (int64_t row = row0; row < row0 + nrows; row++) {
+            uint8_t *o = c->out + row * nx;
+            c->k->square(o, g + K, nx, (uint16_t)c->T);
+            c->k->taps(g + K, nxr, K, c->k2, acc);
+            c->k->reach(acc, o, nx, (uint16_t)c->T, c->nd == 2, c->inv);
+        }
         return;
     }
-    const int64_t len = K + nxr + K;
-    uint8_t *a = (uint8_t *)mem, *b = a + len;
+    /* Diamond: a strip of rows laid end to end, each followed by W = r pad
+     * cells, so one doubling step is one loop over the strip. The pads hold
+     * the outside value; a value crossing them from another row has cost
+     * >= W + 1 > r and saturates at r + 1 = "none", so rows stay separate. */
+    const int64_t W = c->R, st = nx + W;
     const uint8_t pad = c->border ? 0 : c->cap;
-    memset(a, pad, (size_t)K);
-    memcpy(a + K, o, (size_t)nx);
-    memset(a + K + nx, pad, (size_t)(len - K - nx));
-    memcpy(b, a, (size_t)len); /* the same pads on both buffers */
-    for (int i = 0; i < c->steps; i++) {
-        c->k->dbl(a + K, b + K, nxr, (int64_t)1 << i, c->cap);
-        uint8_t *t = a;
-        a = b;
-        b = t;
-    }
-    const uint8_t *h = a + K;
-    if (c->nd == 2) {
-        for (int64_t x = 0; x < nx; x++) o[x] = (uint8_t)((h[x] < c->cap) ^ c->inv);
-    } else {
-        for (int64_t x = 0; x < nx; x++) /* reach left: r - g2 + 1, 0 beyond r */
-            o[x] = (uint8_t)(h[x] < c->cap ? c->cap - h[x] : 0);
+    for (int64_t r0 = row0; r0 < row0 + nrows; r0 += c->strip) {
+        int64_t S = row0 + nrows - r0 < c->strip ? row0 + nrows - r0 : c->strip;
+        int64_t len = W + S * st, n = S * st - W; /* n: the cells updated */
+        uint8_t *a = (uint8_t *)mem, *b = a + len;
+        memset(a, pad, (size_t)len);
+        memset(b, pad, (size_t)W); /* b's cells beyond the updated ones */
+        memset(b + len - W, pad, (size_t)W);
+        for (int64_t y = 0; y < S; y++) memcpy(a + W + y * st, c->out + (r0 + y) * nx, (size_t)nx);
+        for (int i = 0; i < c->steps; i++) {
+            c->k->dbl(a + W, b + W, n, (int64_t)1 << i, c->cap);
+            uint8_t *t = a;
+            a = b;
+            b = t;
+        }
+        for (int64_t y = 0; y < S; y++)
+            c->k->dfin(a + W + y * st, c->out + (r0 + y) * nx, nx, c->cap, c->nd == 2, c->inv);
     }
 }
 
@@ -365,7 +387,7 @@ static voxa_status planes_ab(int64_t lo, int64_t hi, int tid, void *vc) {
     char *mem = c->scratch + (size_t)tid * c->per;
     for (int64_t z = lo; z < hi; z++) {
         pass_y(c, z, 0, c->nx);
-        for (int64_t y = 0; y < c->ny; y++) pass_x(c, z * c->ny + y, mem);
+        pass_x(c, z * c->ny, c->ny, mem);
     }
     return VOXA_OK;
 }
@@ -384,7 +406,7 @@ static voxa_status cols_a(int64_t lo, int64_t hi, int tid, void *vc) {
 static voxa_status rows_b(int64_t lo, int64_t hi, int tid, void *vc) {
     const ck_ctx *c = vc;
     char *mem = c->scratch + (size_t)tid * c->per;
-    for (int64_t r = lo; r < hi; r++) pass_x(c, r, mem);
+    pass_x(c, lo, hi - lo, mem);
     return VOXA_OK;
 }
 
@@ -467,8 +489,10 @@ voxa_status voxa__clamp_threshold(int nd, const int64_t *shape, const uint8_t *s
         for (int64_t i = 0; i <= c.K; i++) k2[i] = (uint16_t)(i * i);
         c.k2 = k2;
     }
+    c.strip = ((int64_t)1 << 18) / (c.nx + c.R); /* strips of <= 256 KiB */
+    if (c.strip < 1) c.strip = 1;
     size_t row = ball ? (size_t)(2 * c.K + 2 * c.nxr) * sizeof(uint16_t)
-                      : (size_t)(2 * (2 * c.K + c.nxr));
+                      : (size_t)(2 * (c.R + c.strip * (c.nx + c.R)));
     c.per = row > ZCH ? row : ZCH;
     c.per = (c.per + 63) / 64 * 64;
     int nt;

@@ -109,7 +109,7 @@ def test_diamond_rows_and_tails(k, shape, threads):
     for p in (0.1, 0.6, 0.97):
         a = rand(shape, p, seed=sum(shape) + 1)
         for bv in (0, 1):
-            for r in (1, 2, 5, 20):
+            for r in (0, 1, 2, 5, 20):
                 same_as_envelope(a, k, diamond=r, border_value=bv)
 
 

@@ -10,7 +10,8 @@
  *     clamped to R + 1, by a forward and a backward scan, elementwise across
  *     the contiguous rows (uint8, in the output bytes themselves);
  *   B (axis x, per row): the row is copied into a buffer padded with the
- *     outside value, then
+ *     outside value (diamond: a strip of rows end to end, r pad cells after
+ *     each, so one loop runs the whole strip), then
  *       ball     g2(x) = min over |k| <= K of g1(x + k) + k^2 (uint16, g1 =
  *                d^2 or "none" = T + 1): K tap pairs, each two unaligned
  *                loads, min, add, min over a whole vector of voxels;
@@ -39,7 +40,8 @@
  * output (per-thread row buffers). Larger balls, other spacings, 1-D and
  * 4-D+ inputs keep the older paths (morph.c).
  *
- * SIMD: the loops are plain C written to vectorise; they are compiled three
+ * SIMD: the loops are plain C written to vectorise (the ball's square root
+ * with intrinsics: compilers keep sqrtf scalar); they are compiled three
  * times (AVX-512BW, AVX2, baseline) and one is picked at run time by the CPU,
  * or by VOXA_MORPH_KERNEL=avx512|avx2|c|envelope (tests force each one;
  * "envelope" disables this path). */

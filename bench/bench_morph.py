@@ -98,19 +98,6 @@ def swap_ext(ext):
     return prev
 
 
-def interleave_cpu(calls, rounds):
-    """common.interleave with the process's CPU time (all threads)."""
-    for _, fn in calls:
-        fn()
-    times = {name: [] for name, _ in calls}
-    for r in range(rounds):
-        for name, fn in (calls if r % 2 == 0 else calls[::-1]):
-            t0 = time.process_time()
-            fn()
-            times[name].append(time.process_time() - t0)
-    return times
-
-
 def before_after(old_path, rounds, edt=True, cpu=False):
     """W4 openings and the float32 EDT, old build vs this one, interleaved."""
     import statistics
@@ -142,7 +129,7 @@ def before_after(old_path, rounds, edt=True, cpu=False):
         assert np.array_equal(on(old, fn, 2)(), on(new, fn, 2)()), name
         for t in (1, 2):
             calls = [("before", on(old, fn, t)), ("after", on(new, fn, t))]
-            ts = interleave_cpu(calls, rounds) if cpu else interleave(calls, rounds)
+            ts = interleave(calls, rounds, clock=time.process_time if cpu else time.perf_counter)
             mb = measure(on(old, fn, t), repeats=1, warmup=0)["added_bytes"]
             ma = measure(on(new, fn, t), repeats=1, warmup=0)["added_bytes"]
             m = {k: statistics.median(v) for k, v in ts.items()}

@@ -6,10 +6,12 @@ FFT-threshold workaround, at full size (400,401,401) once. 2 threads.
 Also binary_fill_holes on hollow blobs (200,201,201) against scipy.
 Run: python bench/bench_morph.py  (peak RSS per call: see bench/common.py);
 python bench/bench_morph.py fill-holes runs the fill-holes case alone;
-python bench/bench_morph.py --before=OLD_voxa.so [--rounds=N] times a copy of
-the extension built before a change against the current one on the W4
-openings (ball R=21, diamond R=20) and the float32 EDT, interleaved rounds
-(median and min-max), 1 and 2 threads (issue 14)."""
+python bench/bench_morph.py --before=OLD_voxa.so [--rounds=N] [--no-edt] [--cpu]
+times a copy of the extension built before a change against the current one
+on the W4 openings (ball R=21, diamond R=20) and the float32 EDT, interleaved
+rounds (median and min-max), 1 and 2 threads (issue 14); --no-edt leaves the
+EDT out, --cpu times the process's CPU time (all threads summed) instead of
+wall time, a figure that a busy machine disturbs much less."""
 import os
 import sys
 import time
@@ -96,7 +98,7 @@ def swap_ext(ext):
     return prev
 
 
-def before_after(old_path, rounds):
+def before_after(old_path, rounds, edt=True, cpu=False):
     """W4 openings and the float32 EDT, old build vs this one, interleaved."""
     import statistics
     old, new = load_other_ext(old_path), voxa._voxa
@@ -104,7 +106,10 @@ def before_after(old_path, rounds):
     cases = [("edt float32", lambda: voxa.distance_transform_edt(big, dtype=np.float32)),
              ("opening diamond R=20", lambda: voxa.binary_opening(big, diamond=20)),
              ("opening ball R=21", lambda: voxa.binary_opening(big, ball=21))]
-    lines = [f"### before/after (400,401,401) blobs, {rounds} interleaved rounds "
+    if not edt:
+        cases = cases[1:]
+    clock = "CPU time (all threads)" if cpu else "wall time"
+    lines = [f"### before/after (400,401,401) blobs, {rounds} interleaved rounds, {clock} "
              f"(load {loadavg()})", "",
              "| case | threads | before median (min-max) | after median (min-max) | "
              "before/after per round: median (min-max) | peak added before / after |",
@@ -123,7 +128,8 @@ def before_after(old_path, rounds):
     for name, fn in cases:
         assert np.array_equal(on(old, fn, 2)(), on(new, fn, 2)()), name
         for t in (1, 2):
-            ts = interleave([("before", on(old, fn, t)), ("after", on(new, fn, t))], rounds)
+            calls = [("before", on(old, fn, t)), ("after", on(new, fn, t))]
+            ts = interleave(calls, rounds, clock=time.process_time if cpu else time.perf_counter)
             mb = measure(on(old, fn, t), repeats=1, warmup=0)["added_bytes"]
             ma = measure(on(new, fn, t), repeats=1, warmup=0)["added_bytes"]
             m = {k: statistics.median(v) for k, v in ts.items()}
@@ -145,7 +151,8 @@ def main():
                 if b.startswith("--rounds="):
                     rounds = int(b.split("=", 1)[1])
             print(f"machine: {machine()}\n")
-            before_after(a.split("=", 1)[1], rounds)
+            before_after(a.split("=", 1)[1], rounds, edt="--no-edt" not in sys.argv,
+                         cpu="--cpu" in sys.argv)
             return
     out = [f"## W4 binary opening, exact EDT ({THREADS} threads)", "", f"machine: {machine()}", ""]
     if sys.argv[1:] == ["fill-holes"]:  # this case alone

@@ -135,20 +135,21 @@ def blob_mask(shape, seed=1, frac=0.4):
     return d < np.quantile(d[::2, ::2, ::2], frac)
 
 
-def interleave(calls, rounds=11, warmup=1):
+def interleave(calls, rounds=11, warmup=1, clock=time.perf_counter):
     """Time several callables interleaved: each round calls every one once,
     in forward order on even rounds and reversed on odd ones, so slow drifts
     of a shared machine (other jobs, frequency) hit all of them alike.
-    calls: list of (name, fn). Returns {name: [seconds per round]}."""
+    calls: list of (name, fn). Returns {name: [seconds per round]}; `clock`
+    time.process_time gives CPU seconds (all threads) instead of wall time."""
     for _ in range(warmup):
         for _, fn in calls:
             fn()
     times = {name: [] for name, _ in calls}
     for r in range(rounds):
         for name, fn in (calls if r % 2 == 0 else calls[::-1]):
-            t0 = time.perf_counter()
+            t0 = clock()
             fn()
-            times[name].append(time.perf_counter() - t0)
+            times[name].append(clock() - t0)
     return times
 
 

@@ -4,6 +4,9 @@
  *   ball      squared EDT to the foreground <= thr (dilation), squared EDT
  *             to the background > thr (erosion), src/core/sqdt.c
  *   diamond   the same with the city-block distance, morph_box.c
+ *   clamped   both of those in 2-D/3-D when the reach is small (ball with
+ *             unit spacing and thr <= 32767, diamond r*k <= 253): clamped
+ *             small-integer vector passes, morph_clamp.c
  *   box       separable binary interval filter, morph_box.c
  *   footprint run decomposition, morph_general.c
  *   small     any of them with few footprint rows (runs): bit-packed rows,
@@ -47,6 +50,11 @@ static voxa_status step(const voxa__plan *p, int nd, const int64_t *shape, const
         if (dilate) return voxa__bits_or(nd, shape, src, 0, p->neg, p->noff, bv, 0, dst);
         return voxa__bits_or(nd, shape, src, 1, p->offs, p->noff, !bv, 1, dst);
     }
+    if (voxa__clamp_applies(p, nd, k)) /* 2-D/3-D, small reach: morph_clamp.c */
+        return voxa__clamp_threshold(nd, shape, src, dilate ? 1 : 0, dilate ? bv : !bv,
+                                     p->kind == VOXA__PATH_BALL,
+                                     p->kind == VOXA__PATH_BALL ? (int64_t)p->thr : p->r * k,
+                                     !dilate, dst);
     switch (p->kind) {
     case VOXA__PATH_BALL: {
         voxa__sqdt q;
@@ -203,11 +211,19 @@ VOXA_API voxa_status voxa_morph_describe(const voxa_morph_element *se, int ndim,
     }
     switch (p.kind) {
     case VOXA__PATH_BALL:
-        snprintf(buf, n, "ball: squared Euclidean distance <= %.17g (%s spacing)%s", p.thr,
-                 p.aniso ? "anisotropic" : "unit", it);
+        if (voxa__clamp_applies(&p, ndim, 1))
+            snprintf(buf, n, "ball: squared Euclidean distance <= %.17g (unit spacing), clamped "
+                     "small-integer passes (%s)%s", p.thr, voxa__clamp_kernel_name(), it);
+        else
+            snprintf(buf, n, "ball: squared Euclidean distance <= %.17g (%s spacing)%s", p.thr,
+                     p.aniso ? "anisotropic" : "unit", it);
         break;
     case VOXA__PATH_DIAMOND:
-        snprintf(buf, n, "diamond: city-block distance <= %lld%s", (long long)p.r, it);
+        if (voxa__clamp_applies(&p, ndim, iterations > 1 ? iterations : 1))
+            snprintf(buf, n, "diamond: city-block distance <= %lld, clamped small-integer "
+                     "passes (%s)%s", (long long)p.r, voxa__clamp_kernel_name(), it);
+        else
+            snprintf(buf, n, "diamond: city-block distance <= %lld%s", (long long)p.r, it);
         break;
     case VOXA__PATH_BOX: {
         int w = snprintf(buf, n, "box: separable interval filter, offsets");

@@ -72,4 +72,17 @@ typedef struct voxa__plan {
 voxa_status voxa__plan_make(const voxa_morph_element *se, int ndim, voxa__plan *p);
 void voxa__plan_free(voxa__plan *p);
 
+/* ---- clamped small-integer thresholds (morph_clamp.c) --------------------- */
+
+/* Whether voxa__clamp_threshold takes one step of plan p (k: the folded
+ * iteration count) on ndim-dimensional input. */
+int voxa__clamp_applies(const voxa__plan *p, int nd, int64_t k);
+/* The loop set it runs ("AVX-512BW", "AVX2", "portable C", or "none"). */
+const char *voxa__clamp_kernel_name(void);
+/* out = (a target within the element) ^ invert, targets and border as in
+ * voxa__l1_threshold; ball: squared distance <= reach2 (unit spacing),
+ * else city-block distance <= reach2. 2-D and 3-D; out may alias src. */
+voxa_status voxa__clamp_threshold(int nd, const int64_t *shape, const uint8_t *src, int target,
+                                  int border, int ball, int64_t reach2, int invert, uint8_t *out);
+
 #endif

@@ -136,8 +136,9 @@ def test_accelerated_noisy_blobs_equal_reference(boundary):
 
 def test_accelerated_reaches_plain_error_sooner():
     """On noisy data with known truth, accelerated RL's best error is at
-    least plain RL's best (here: within 0.2 %) and comes in fewer than half
-    the iterations."""
+    most plain RL's best and comes sooner (a property; the additive step
+    has it too on this small sample: the reference tests above tell the
+    two apart)."""
     rng = np.random.default_rng(4)
     shape = (16, 48, 48)
     t = np.zeros(shape)
@@ -153,8 +154,6 @@ def test_accelerated_reaches_plain_error_sooner():
             if done:
                 err[acc].append(np.linalg.norm(out - t) / np.linalg.norm(t))
             return True
-        voxa.richardson_lucy(g, h, 40, accelerate=acc, out=out, progress=cb)
+        voxa.richardson_lucy(g, h, 20, accelerate=acc, out=out, progress=cb)
     kp, ka = int(np.argmin(err[False])), int(np.argmin(err[True]))
-    assert err[True][ka] <= err[False][kp] * 1.002, (err[True][ka], err[False][kp])
-    k = next(i for i, e in enumerate(err[True]) if e <= err[False][-1])
-    assert k + 1 <= 20, (k, err)
+    assert err[True][ka] <= err[False][kp] and ka < kp, (err[True], err[False])

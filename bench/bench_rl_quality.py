@@ -7,8 +7,8 @@ blurred with a Gaussian PSF (15, 15, 15), sigma (2.5, 1.5, 1.5) ('same'
 convolution, zero outside), Poisson noise, seed 0. Boundary: free (the
 default). Error: relative L2 to the truth, ||f - t|| / ||t||, on the image.
 
-1. Quality (once): plain and accelerated (Biggs-Andrews, accelerate=True)
-   for 60 iterations each; the progress callback copies the estimate after
+1. Quality (once): plain and accelerated (accelerate=True: Biggs-Andrews'
+   alpha with a geometric step, docs/deconv.md) for 60 iterations each; the progress callback copies the estimate after
    every iteration (voxa keeps a float32 C-contiguous `out` as its estimate
    while iterating; the last copy is checked equal to the returned result
    and one intermediate copy to a separate run of that many iterations).
@@ -17,6 +17,9 @@ default). Error: relative L2 to the truth, ||f - t|| / ||t||, on the image.
    plain 50 iterations and accelerated K iterations, iterations timed from
    the progress stamps (set-up excluded; it is the same for both); per round
    the ratio accelerated / plain; median and min-max. Target <= 40 %.
+4. Memory: the added peak RSS of one plain and one accelerated call (three
+   iterations each, so that every acceleration buffer has been written;
+   output allocated inside), in image sizes.
 
 Run: python bench/bench_rl_quality.py [--quick] [--rounds=N] [--threads=T]"""
 import os
@@ -29,7 +32,7 @@ import scipy.ndimage
 import scipy.signal
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import interleave, loadavg, machine, ratio_stats  # noqa: E402
+from common import interleave, loadavg, machine, measure, ratio_stats  # noqa: E402
 
 import voxa  # noqa: E402
 
@@ -106,6 +109,10 @@ def main():
     for name, c in (("plain", plain), ("accelerated", acc)):
         print(f"| {name} | " + " | ".join(f"{c[k]:.4f}" for k in (1, 2, 5, 10, 15, 20, 30, 40,
                                                                    50, 60)) + " |")
+    mem = {acc: measure(lambda: voxa.richardson_lucy(g, psf, 3, accelerate=acc), repeats=1,
+                        warmup=0)["added_bytes"] / g.nbytes for acc in (False, True)}
+    print(f"\nAdded peak RSS of one call (output included): plain {mem[False]:.2f}x the image, "
+          f"accelerated {mem[True]:.2f}x.")
     if K is None:
         print(f"\naccelerated never reaches plain's error after {PLAIN_N} iterations within "
               f"{MAX_IT}.\n")

@@ -92,13 +92,13 @@ VX_KERNEL vx_rl_dots(VX_GLOBAL const float *dn, VX_GLOBAL const float *dold,
     }
 }
 
-/* y = max(x + a (x - x_prev), 0); x_prev <- x; f, b <- y. */
+/* y = x 2^(a (log2 x - log2 x_prev)) where both are > 0 (exponent clamped
+ * to [-16, 16]), else x; x_prev <- x; f, b <- y (as pass_extrapolate). */
 VX_KERNEL vx_rl_extrapolate(VX_GLOBAL float *f, VX_GLOBAL float *xp, VX_GLOBAL float *b,
                             long nbox, float a) {
     VX_FOR(i, nbox) {
-        float fi = f[i];
-        float v = fi + a * (fi - xp[i]);
-        v = v > 0 ? v : 0.0f;
+        float fi = f[i], o = xp[i], v = fi;
+        if (fi > 0 && o > 0) v = fi * exp2(fmin(fmax(a * (log2(fi) - log2(o)), -16.0f), 16.0f));
         xp[i] = fi;
         f[i] = v;
         b[i] = v;

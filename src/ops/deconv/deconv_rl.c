@@ -21,12 +21,21 @@
  * (scikit-image); free the mean of g on every voxel the data see.
  *
  * Acceleration (Biggs & Andrews 1997, "Acceleration of iterative image
- * restoration algorithms", Appl. Opt. 36:1766): before each RL step the
- * estimate is extrapolated, y = max(x + alpha (x - x_prev), 0), with
- * alpha = <d_k, d_k-1> / <d_k-1, d_k-1> clamped to [0, 1), d_k the change
- * made by the last RL step. Costs three extra box-sized arrays and one pass.
- * The dot products are summed per box row in double and then in row order,
- * so they do not depend on the thread count.
+ * restoration algorithms", Appl. Opt. 36:1766, with a geometric step):
+ * before each RL step the estimate is extrapolated voxel by voxel,
+ * y = x (x / x_prev)^alpha where x, x_prev > 0 (else y = x), with Biggs and
+ * Andrews' alpha = <d_k, d_k-1> / <d_k-1, d_k-1> clamped to [0, 1], d_k the
+ * change made by the last RL step. The paper's additive step
+ * y = max(x + alpha (x - x_prev), 0) fits the noise faster than RL itself
+ * (worse error at the same data fit, voxels stuck at 0, which a
+ * multiplicative update never leaves); the geometric step is the same
+ * extrapolation in log x, the variable in which RL's update is additive, and
+ * keeps y > 0 without clamping (docs/deconv.md, bench/bench_rl_quality.py).
+ * The exponent alpha (log2 x - log2 x_prev) is clamped to [-16, 16]: it
+ * keeps y finite; it binds where zero counts in the data empty a voxel
+ * (exponents of -50 seen there), not on the bench's sample. Costs three extra box-sized arrays and
+ * one pass. The dot products are summed per box row in double and then in
+ * row order, so they do not depend on the thread count.
  *
  * Storage of the estimate: its window in the caller's output when that is
  * float32, C-contiguous and not clipped (else one window-sized buffer), the
@@ -47,6 +56,7 @@ typedef struct run {
     double *dots;       /* 2 per box row */
     const fftwf_complex *h;
     float alpha;
+    float tmax;         /* acceleration: |exponent| bound, 16 */
     float mean;         /* free mode's starting value */
     float fe;           /* filter_epsilon (zero mode); -inf when off */
 } run;
@@ -223,12 +233,50 @@ static voxa_status pass_update(int64_t lo, int64_t hi, int tid, void *ctx) {
     return VOXA_OK;
 }
 
-/* Acceleration: y = max(x + alpha (x - x_prev), 0); x_prev <- x; f, buf <- y. */
+/* log2(r) for a positive normal float: exponent plus 2/ln2 atanh(s),
+ * s = (m - 1) / (m + 1), m the mantissa folded into [sqrt(1/2), sqrt(2))
+ * so |s| <= 0.172 and the odd series to s^9 is within float rounding.
+ * Integer selects only, no branch: the loop below vectorises (SSE2). */
+static inline float rl_log2(float r) {
+    uint32_t i, mi;
+    memcpy(&i, &r, sizeof i);
+    mi = (i & 0x7fffffu) | 0x3f800000u;
+    uint32_t big = mi > 0x3fb504f3u; /* mantissa > sqrt(2): halve it */
+    mi -= big << 23;
+    float e = (float)((int32_t)(i >> 23) - 127 + (int32_t)big), m;
+    memcpy(&m, &mi, sizeof m);
+    float s = (m - 1.0f) / (m + 1.0f), s2 = s * s;
+    return e + s * (2.88539008f + s2 * (0.961796694f + s2 * (0.577078016f +
+                    s2 * (0.412198583f + s2 * 0.320598898f))));
+}
+
+/* 2^t for t in [-16, 16]: 2^n (exponent bits) times 2^f, f = t - n in
+ * [-0.5, 0.5], by its Taylor series in f ln2 to degree 7 (error < 1e-8).
+ * n = round(t) without a float-to-int conversion (which would stop the
+ * vectoriser): adding 1.5 * 2^23 leaves n in the low mantissa bits. */
+static inline float rl_exp2(float t) {
+    float k = t + 12582912.0f;
+    uint32_t kb, bits;
+    memcpy(&kb, &k, sizeof kb);
+    float u = (t - (k - 12582912.0f)) * 0.693147181f;
+    float p = 1.0f + u * (1.0f + u * (0.5f + u * (0.166666667f + u * (0.0416666667f +
+              u * (0.00833333333f + u * (0.00138888889f + u * 0.000198412698f))))));
+    bits = (kb - 0x4b400000u + 127u) << 23;
+    float sc;
+    memcpy(&sc, &bits, sizeof sc);
+    return p * sc;
+}
+
+/* Acceleration: y = x (x / x_prev)^alpha where both are > 0, else x;
+ * x_prev <- x; f, buf <- y. */
 static voxa_status pass_extrapolate(int64_t lo, int64_t hi, int tid, void *ctx) {
     run *R = ctx;
     const voxa_rl_plan *p = R->p;
     int64_t L2 = p->L[2];
     float a = R->alpha;
+    /* the exponent's bounds, read from R: as literals, gcc specialises the
+     * clamped cases into branches and does not vectorise the loop */
+    float tlo = -R->tmax, thi = R->tmax;
     span s[3];
     int mid;
     for (int64_t r = lo; r < hi; r++) {
@@ -237,9 +285,19 @@ static voxa_status pass_extrapolate(int64_t lo, int64_t hi, int tid, void *ctx) 
         for (int k = 0; k < ns; k++) {
             float *f = s[k].f, *xk = xp + s[k].x, *bx = b + s[k].x;
             for (int64_t x = 0; x < s[k].len; x++) {
-                float v = f[x] + a * (f[x] - xk[x]);
-                v = v > 0 ? v : 0.0f;
-                xk[x] = f[x];
+                /* y where c, o > 0, else c: selected by a bit mask (a ?:
+                 * here becomes a branch, and the loop stays scalar) */
+                float c = f[x], o = xk[x], v;
+                float t = a * (rl_log2(c) - rl_log2(o));
+                t = t > tlo ? t : tlo;
+                t = t < thi ? t : thi;
+                float y = c * rl_exp2(t);
+                uint32_t yb, cb, keep = 0u - (uint32_t)((c > 0) & (o > 0));
+                memcpy(&yb, &y, sizeof yb);
+                memcpy(&cb, &c, sizeof cb);
+                yb = (yb & keep) | (cb & ~keep);
+                memcpy(&v, &yb, sizeof v);
+                xk[x] = c;
                 f[x] = v;
                 bx[x] = v;
             }
@@ -372,7 +430,7 @@ voxa_status voxa_rl_plan_execute(voxa_rl_plan *p, const voxa_array *in, voxa_arr
         if (st != VOXA_OK) goto done;
         g = gbuf;
     }
-    run R = {.p = p, .g = g,
+    run R = {.p = p, .g = g, .tmax = 16.0f,
              .fe = opt->filter_epsilon > 0 ? (float)opt->filter_epsilon : -INFINITY};
     if (out_is_f) {
         R.fwin = out->data;

@@ -98,7 +98,7 @@ typedef struct plan {
  * which on noisy masks is a good part of the run time. Big tables ask for
  * transparent huge pages (a hint; ignored where unsupported). Release with
  * voxa__free (free). */
-static void *table_alloc(size_t n, size_t size) {
+void *voxa__label_table_alloc(size_t n, size_t size) {
     size_t bytes;
     const size_t huge = (size_t)1 << 21;
     if (!voxa__mul_size(n, size, &bytes)) return NULL;
@@ -488,6 +488,17 @@ voxa_status voxa_label(const voxa_array *in, const unsigned char *structure, int
                  (long long)P->w, (long long)UINT32_MAX);
     P->in = in->data;
     P->out = out->data;
+    {   /* full connectivity on byte masks in 2-D/3-D: by 2x2(x2) blocks */
+        int full = P->merge && P->ngroups == (P->nd == 3 ? 4 : 1);
+        for (int g = 0; g < P->ngroups; g++) full = full && P->gmask[g] == 7;
+        voxa__label_blocks_in B = {P->nd, P->shape, P->istr, P->ostr, in->data, out->data,
+                                   (int)voxa_dtype_size(in->dtype),
+                                   (int)voxa_dtype_size(out->dtype), full, out->dtype};
+        if (voxa__label_blocks_applies(&B)) {
+            st = voxa__label_blocks(&B, dtype_max(out->dtype), nlabels ? nlabels : &(int64_t){0});
+            goto done;
+        }
+    }
     P->runs_fn = voxa__label_runs_kernel(in->dtype);
     P->write_fn = voxa__label_write_kernel(out->dtype);
 
@@ -501,8 +512,8 @@ voxa_status voxa_label(const voxa_array *in, const unsigned char *structure, int
     for (int64_t l = 0; l < P->nlines; l++) P->line_off[l + 1] += P->line_off[l];
     int64_t nruns = P->line_off[P->nlines];
     /* (at least one entry: the output pass indexes these even with no runs) */
-    P->runs = table_alloc((size_t)nruns + 1, sizeof *P->runs);
-    P->parent = table_alloc((size_t)nruns + 1, sizeof *P->parent);
+    P->runs = voxa__label_table_alloc((size_t)nruns + 1, sizeof *P->runs);
+    P->parent = voxa__label_table_alloc((size_t)nruns + 1, sizeof *P->parent);
     VOXA_GOTO_IF(!P->runs || !P->parent, VOXA_ENOMEM,
                  "label: out of memory for %lld runs (%lld bytes)", (long long)nruns,
                  (long long)nruns * 16);
@@ -517,9 +528,9 @@ voxa_status voxa_label(const voxa_array *in, const unsigned char *structure, int
             P->istr[P->nd - 1] == 1 && P->merge && single && nruns > voxels / 64) {
             P->nw = (P->w + 63) / 64;
             size_t words = (size_t)(P->nlines * P->nw);
-            P->bits = table_alloc(words, sizeof *P->bits);
-            P->starts = table_alloc(words, sizeof *P->starts);
-            P->pc = table_alloc(words, sizeof *P->pc);
+            P->bits = voxa__label_table_alloc(words, sizeof *P->bits);
+            P->starts = voxa__label_table_alloc(words, sizeof *P->starts);
+            P->pc = voxa__label_table_alloc(words, sizeof *P->pc);
             VOXA_GOTO_IF(!P->bits || !P->starts || !P->pc, VOXA_ENOMEM,
                          "label: out of memory for line bitmaps (%lld words)",
                          (long long)words);

@@ -59,4 +59,24 @@ voxa__unite_bits_fn voxa__label_unite_bits_kernel(void);
 /* Least voxels per parallel block (default 65536); tests may lower it. */
 extern int64_t voxa__label_min_block;
 
+/* Big tables on transparent huge pages where possible (label.c); free with
+ * voxa__free. */
+void *voxa__label_table_alloc(size_t n, size_t size);
+
+/* The block path (label_blocks.c): full connectivity on byte masks in 2-D
+ * and 3-D (unit axes dropped), last axes contiguous. */
+typedef struct voxa__label_blocks_in {
+    int nd;                       /* 2 or 3 */
+    const int64_t *shape, *istr, *ostr;
+    const char *in;
+    char *out;
+    int in_es, out_es, full;      /* element sizes; the structure is 3^nd ones */
+    voxa_dtype out_dtype;
+} voxa__label_blocks_in;
+/* 0 when the inputs do not suit it (or voxa__label_use_blocks is 0, which
+ * tests set to compare with the run path). */
+int voxa__label_blocks_applies(const voxa__label_blocks_in *a);
+voxa_status voxa__label_blocks(const voxa__label_blocks_in *a, int64_t maxlab, int64_t *nlabels);
+extern int voxa__label_use_blocks;
+
 #endif

@@ -469,6 +469,20 @@ static void make_plan(plan *P, const voxa_array *in, const voxa_array *out,
     plan_corners(P, st, place, centre, keep);
 }
 
+/* Does the mask look noisy: more than one run per 16 voxels on a sample of
+ * up to 256 lines spread over the volume? There the block path (about a
+ * constant cost per block) beats the run path (a cost per run); on masks of
+ * objects (long runs, W1, blobs) the run path is faster. */
+static int noisy(const plan *P) {
+    int64_t ns = P->nlines < 256 ? P->nlines : 256, runs = 0, idx[VOXA_MAXDIM];
+    for (int64_t k = 0; k < ns; k++) {
+        line_index(P, k * P->nlines / ns, idx);
+        runs += P->runs_fn(P->in + line_offset(idx, P->istr, P->nd), P->w, P->istr[P->nd - 1],
+                           1, NULL, 0);
+    }
+    return runs * 16 > ns * P->w;
+}
+
 voxa_status voxa_label(const voxa_array *in, const unsigned char *structure, int connectivity,
                        voxa_array *out, int64_t *nlabels) {
     voxa_status st = VOXA_OK;
@@ -488,19 +502,22 @@ voxa_status voxa_label(const voxa_array *in, const unsigned char *structure, int
                  (long long)P->w, (long long)UINT32_MAX);
     P->in = in->data;
     P->out = out->data;
+    P->runs_fn = voxa__label_runs_kernel(in->dtype);
+    P->write_fn = voxa__label_write_kernel(out->dtype);
     {   /* full connectivity on byte masks in 2-D/3-D: by 2x2(x2) blocks */
         int full = P->merge && P->ngroups == (P->nd == 3 ? 4 : 1);
         for (int g = 0; g < P->ngroups; g++) full = full && P->gmask[g] == 7;
         voxa__label_blocks_in B = {P->nd, P->shape, P->istr, P->ostr, in->data, out->data,
                                    (int)voxa_dtype_size(in->dtype),
                                    (int)voxa_dtype_size(out->dtype), full, out->dtype};
-        if (voxa__label_blocks_applies(&B)) {
+        /* VOXA_LABEL_BLOCKS=0|2 overrides the default (tests: both paths) */
+        const char *env = getenv("VOXA_LABEL_BLOCKS");
+        int mode = voxa__label_use_blocks == 1 && env && *env ? atoi(env) : voxa__label_use_blocks;
+        if (mode && voxa__label_blocks_applies(&B) && (mode > 1 || noisy(P))) {
             st = voxa__label_blocks(&B, dtype_max(out->dtype), nlabels ? nlabels : &(int64_t){0});
             goto done;
         }
     }
-    P->runs_fn = voxa__label_runs_kernel(in->dtype);
-    P->write_fn = voxa__label_write_kernel(out->dtype);
 
     /* 1. runs: count, size exactly, fill */
     P->line_off = voxa__malloc((size_t)P->nlines + 1, sizeof *P->line_off);

@@ -45,7 +45,7 @@
 
 #include <string.h>
 
-int voxa__label_use_blocks = 1;
+int voxa__label_use_blocks = 1; /* 0: never, 1: noisy masks (label.c), 2: always */
 
 typedef struct bplan {
     int64_t Z, Y, X, BZ, BY, BX, nrows; /* voxels and blocks per axis; block rows */
@@ -323,7 +323,7 @@ static voxa_status output_block(int64_t b, int64_t e, int tid, void *ctx) {
 /* ---- driver ----------------------------------------------------------------------- */
 
 int voxa__label_blocks_applies(const voxa__label_blocks_in *a) {
-    if (!voxa__label_use_blocks || !a->full || (a->nd != 2 && a->nd != 3)) return 0;
+    if (!a->full || (a->nd != 2 && a->nd != 3)) return 0;
     if (a->in_es != 1 || a->istr[a->nd - 1] != 1) return 0;
     if (a->ostr[a->nd - 1] != a->out_es) return 0;
     int64_t nb = 1;

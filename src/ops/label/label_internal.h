@@ -73,8 +73,10 @@ typedef struct voxa__label_blocks_in {
     int in_es, out_es, full;      /* element sizes; the structure is 3^nd ones */
     voxa_dtype out_dtype;
 } voxa__label_blocks_in;
-/* 0 when the inputs do not suit it (or voxa__label_use_blocks is 0, which
- * tests set to compare with the run path). */
+/* 0 when the inputs do not suit it. label.c takes it when
+ * voxa__label_use_blocks is 2, or 1 (the default) and the mask is noisy;
+ * 0: never. With 1, the environment variable VOXA_LABEL_BLOCKS=0|1|2 takes
+ * its place: tests compare both paths on any mask. */
 int voxa__label_blocks_applies(const voxa__label_blocks_in *a);
 voxa_status voxa__label_blocks(const voxa__label_blocks_in *a, int64_t maxlab, int64_t *nlabels);
 extern int voxa__label_use_blocks;

@@ -178,17 +178,25 @@ static void unite_rows(bplan *P, int64_t b, int64_t e, int64_t from, int seam) {
         }
         off[8] = -1;
         int32_t base = (int32_t)(row * BX);
+        unsigned pm = 0; /* connection mask of the block to the left */
         for (int64_t x = 0; x < BX; x++) {
             if (x + 8 <= BX && !(x & 7)) { /* 8 empty blocks at once (sparse masks) */
                 uint64_t w;
                 memcpy(&w, cc + x, 8);
                 if (!w) {
                     x += 7;
+                    pm = 0;
                     continue;
                 }
             }
             unsigned c = cc[x];
             unsigned m = conn_mask(c, nc[0], nc[1], nc[2], nc[3], nc[4], x, x > 0, x + 1 < BX);
+            /* Joined to the left block (bit 8)? Then the neighbours at x-1
+             * and x that the left block connects to (its bits 0-3 and 9-12)
+             * are already in its set: skip them. */
+            unsigned seen = ((pm & 0xfu) << 4) | ((pm >> 9) & 0xfu);
+            pm = m;
+            m &= ~(seen & (0u - ((m >> 8) & 1u)));
             if (!m) continue;
             int32_t i = base + (int32_t)x, r = find(par, i);
             do {

@@ -56,6 +56,7 @@ typedef struct bplan {
     uint8_t *code, *zero;                /* codes; a row of empty blocks */
     int32_t *par;
     int64_t nslabs, *slab_lo;            /* union slabs (block-row bounds) */
+    const struct conn_tables *tab;
 } bplan;
 
 /* ---- 1. codes ------------------------------------------------------------------ */
@@ -122,30 +123,57 @@ static inline int32_t find(int32_t *par, int32_t x) {
 /* Masks of the voxels on one side of a block: dz = 0 / 1, dy = 0 / 1, dx = 0 / 1. */
 enum { Z0 = 0x0f, Z1 = 0xf0, Y0 = 0x33, Y1 = 0xcc, X0 = 0x55, X1 = 0xaa };
 
-/* Bit k of the connection mask: block i has voxels in `mine`, its neighbour
- * (code nc) in `theirs` (no branch: on noisy masks these are coin flips). */
-#define CONN(k, nc, mine, theirs) \
-    ((unsigned)(((c & (mine)) != 0) & (((nc) & (theirs)) != 0)) << (k))
+/* The 13 earlier neighbours, in connection-mask bit order: which voxels of
+ * block i (`mine`) and of the neighbour (`theirs`) face each other. Bits
+ * 0-3: (plane bz-1, row by), (bz-1, by-1), (bz-1, by+1), (bz, by-1) at x;
+ * 4-7 the same rows at x-1, 8: (bz, by) at x-1; 9-12 the rows at x+1. */
+static const uint8_t MINE[13] = {Z0, Z0 & Y0, Z0 & Y1, Y0,
+                                 Z0 & X0, Z0 & Y0 & X0, Z0 & Y1 & X0, Y0 & X0, X0,
+                                 Z0 & X1, Z0 & Y0 & X1, Z0 & Y1 & X1, Y0 & X1};
+static const uint8_t THEIRS[13] = {Z1, Z1 & Y1, Z1 & Y0, Y1,
+                                   Z1 & X1, Z1 & Y1 & X1, Z1 & Y0 & X1, Y1 & X1, X1,
+                                   Z1 & X0, Z1 & Y1 & X0, Z1 & Y0 & X0, Y1 & X0};
 
-/* The 13 connection bits of block x of a row, neighbour codes read from the
- * rows cz0 (plane bz-1, row by), czm (by-1), czp (by+1), cy (plane bz, row
- * by-1) and cc (own row); xm / xp: whether x-1 / x+1 exist. */
-static inline unsigned conn_mask(unsigned c, const uint8_t *cz0, const uint8_t *czm,
-                                 const uint8_t *czp, const uint8_t *cy, const uint8_t *cc,
+/* Per call: own[c] = the bits k whose `mine` side c occupies, side[j][c] =
+ * the bits k whose `theirs` side c occupies, for neighbours at x-1 (j = 0),
+ * x (1), x+1 (2); so a block's 13 tests are a few table loads, no branch
+ * (on noisy masks these tests are coin flips). */
+typedef struct conn_tables {
+    uint16_t own[256], side[3][256];
+} conn_tables;
+
+static void make_tables(conn_tables *T) {
+    for (int c = 0; c < 256; c++) {
+        T->own[c] = T->side[0][c] = T->side[1][c] = T->side[2][c] = 0;
+        for (int k = 0; k < 13; k++) {
+            if (c & MINE[k]) T->own[c] |= (uint16_t)(1u << k);
+            int j = k < 4 ? 1 : k < 9 ? 0 : 2;
+            if (c & THEIRS[k]) T->side[j][c] |= (uint16_t)(1u << k);
+        }
+    }
+}
+
+/* The connection bits of block x of a row, neighbour codes read from the
+ * rows n[0] (plane bz-1, row by), n[1] (by-1), n[2] (by+1), n[3] (plane bz,
+ * row by-1) and n[4] (own row, x-1 only). The side tables keep only the
+ * bits of their column, so OR-ing rows of a column mixes nothing. */
+static inline unsigned conn_mask(const conn_tables *T, unsigned c, const uint8_t *const *n,
                                  int64_t x, int xm, int xp) {
-    unsigned m = CONN(0, cz0[x], Z0, Z1) | CONN(1, czm[x], Z0 & Y0, Z1 & Y1) |
-                 CONN(2, czp[x], Z0 & Y1, Z1 & Y0) | CONN(3, cy[x], Y0, Y1);
-    if (xm)
-        m |= CONN(4, cz0[x - 1], Z0 & X0, Z1 & X1) |
-             CONN(5, czm[x - 1], Z0 & Y0 & X0, Z1 & Y1 & X1) |
-             CONN(6, czp[x - 1], Z0 & Y1 & X0, Z1 & Y0 & X1) |
-             CONN(7, cy[x - 1], Y0 & X0, Y1 & X1) | CONN(8, cc[x - 1], X0, X1);
-    if (xp)
-        m |= CONN(9, cz0[x + 1], Z0 & X1, Z1 & X0) |
-             CONN(10, czm[x + 1], Z0 & Y0 & X1, Z1 & Y1 & X0) |
-             CONN(11, czp[x + 1], Z0 & Y1 & X1, Z1 & Y0 & X0) |
-             CONN(12, cy[x + 1], Y0 & X1, Y1 & X0);
-    return m;
+    const uint16_t *mid = T->side[1];
+    unsigned t = mid[n[0][x]] & 0x1u, u = mid[n[1][x]] & 0x2u, v = mid[n[2][x]] & 0x4u,
+             w = mid[n[3][x]] & 0x8u;
+    t |= u | v | w;
+    if (xm) {
+        const uint16_t *l = T->side[0];
+        t |= (l[n[0][x - 1]] & 0x10u) | (l[n[1][x - 1]] & 0x20u) | (l[n[2][x - 1]] & 0x40u) |
+             (l[n[3][x - 1]] & 0x80u) | (l[n[4][x - 1]] & 0x100u);
+    }
+    if (xp) {
+        const uint16_t *r = T->side[2];
+        t |= (r[n[0][x + 1]] & 0x200u) | (r[n[1][x + 1]] & 0x400u) |
+             (r[n[2][x + 1]] & 0x800u) | (r[n[3][x + 1]] & 0x1000u);
+    }
+    return t & T->own[c];
 }
 
 /* Unite the blocks of block rows [b, e) with their earlier neighbours in
@@ -190,7 +218,7 @@ static void unite_rows(bplan *P, int64_t b, int64_t e, int64_t from, int seam) {
                 }
             }
             unsigned c = cc[x];
-            unsigned m = conn_mask(c, nc[0], nc[1], nc[2], nc[3], nc[4], x, x > 0, x + 1 < BX);
+            unsigned m = conn_mask(P->tab, c, nc, x, x > 0, x + 1 < BX);
             /* Joined to the left block (bit 8)? Then the neighbours at x-1
              * and x that the left block connects to (its bits 0-3 and 9-12)
              * are already in its set: skip them. */
@@ -377,6 +405,9 @@ voxa_status voxa__label_blocks(const voxa__label_blocks_in *a, int64_t maxlab, i
     P.slab_lo = voxa__malloc((size_t)nt + 1, sizeof *P.slab_lo);
     VOXA_GOTO_IF(!P.slab_lo, VOXA_ENOMEM, "label: out of memory");
     for (int s = 0; s <= nt; s++) P.slab_lo[s] = P.nrows * s / nt;
+    conn_tables tab;
+    make_tables(&tab);
+    P.tab = &tab;
     if ((st = voxa__parallel_for(nt, 1, union_slab, &P)) != VOXA_OK) goto done;
     for (int s = 1; s < nt; s++) { /* seams: rows up to one block plane + 1 row back */
         int64_t lo = P.slab_lo[s], hi = P.slab_lo[s + 1];

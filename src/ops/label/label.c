@@ -52,6 +52,9 @@
  * line bitmaps on the bitmap path). Runs <= voxels/2 (a checker board),
  * ~voxels/4 for 50 % random noise, tiny for masks of blobs. Files:
  * label_runs.c (typed scans and output writes), label_bits.c (bitmap union).
+ * Full connectivity (26 / 8) on noisy byte masks takes label_blocks.c
+ * instead: union-find on 2x2x2 blocks, a constant cost per block where this
+ * file's cost grows with the runs (chosen by a sampled run density).
  * Limit: the last (non-unit) axis must be shorter than 2^32. */
 #define _GNU_SOURCE /* madvise(MADV_HUGEPAGE) */
 #include "label_internal.h"

@@ -20,8 +20,12 @@
  *  1. Codes: an 8-bit occupancy code per block from two rows of two planes,
  *     8 voxels per word op (odd extents: the missing half is background).
  *  2. Union: each non-empty block is united with its connected earlier
- *     neighbours (int32 parents, the smaller block index is the root);
- *     a neighbour whose parent already is the block's root costs one load.
+ *     neighbours (int32 parents, the smaller block index is the root). The
+ *     13 tests are table lookups OR-ed into one mask with no branch (on
+ *     noisy masks they are coin flips, and mispredictions, not
+ *     instructions, cost the time); neighbours that the left block, when
+ *     joined, already connects to are dropped; a neighbour whose parent
+ *     already is the block's root costs one load.
  *     Threads: block rows are cut into one slab per thread, a slab unites
  *     only pairs inside it (parents never leave it); the pairs across a
  *     slab start (at most one block plane back) are united afterwards.

@@ -67,6 +67,8 @@
 
 /* Least voxels per parallel block (a tuning knob; tests lower it to cut
  * small volumes into many blocks and so exercise the seams). */
+_Thread_local int voxa__label_zeroed;
+
 int64_t voxa__label_min_block = 1 << 16; /* (3^7 - 1) / 2 neighbour lines for ndim 8 */
 
 typedef struct plan {
@@ -86,6 +88,7 @@ typedef struct plan {
     int64_t gcov1[NGROUPS_MAX], gcov2[NGROUPS_MAX]; /* line offsets of its covers */
     voxa__runs_fn runs_fn;
     voxa__write_fn write_fn;
+    int zeroed;                    /* out holds zeros: write the runs only */
     int64_t *line_off;             /* nlines + 1 */
     voxa__run *runs;
     int64_t *parent;               /* parent, then label, of every run */
@@ -308,7 +311,7 @@ static voxa_status write_block(int64_t b, int64_t e, int tid, void *ctx) {
     for (int64_t l = b; l < e; l++, line_next(P, idx)) {
         int64_t r0 = P->line_off[l];
         P->write_fn(P->out + line_offset(idx, P->ostr, P->nd), P->w, P->ostr[P->nd - 1],
-                    P->runs + r0, P->line_off[l + 1] - r0, P->parent + r0);
+                    P->runs + r0, P->line_off[l + 1] - r0, P->parent + r0, P->zeroed);
     }
     return VOXA_OK;
 }
@@ -507,12 +510,14 @@ voxa_status voxa_label(const voxa_array *in, const unsigned char *structure, int
     P->out = out->data;
     P->runs_fn = voxa__label_runs_kernel(in->dtype);
     P->write_fn = voxa__label_write_kernel(out->dtype);
+    P->zeroed = voxa__label_zeroed;
     {   /* full connectivity on byte masks in 2-D/3-D: by 2x2(x2) blocks */
         int full = P->merge && P->ngroups == (P->nd == 3 ? 4 : 1);
         for (int g = 0; g < P->ngroups; g++) full = full && P->gmask[g] == 7;
         voxa__label_blocks_in B = {P->nd, P->shape, P->istr, P->ostr, in->data, out->data,
                                    (int)voxa_dtype_size(in->dtype),
-                                   (int)voxa_dtype_size(out->dtype), full, out->dtype};
+                                   (int)voxa_dtype_size(out->dtype), full, out->dtype,
+                                   P->zeroed};
         /* VOXA_LABEL_BLOCKS=0|2 overrides the default (tests: both paths) */
         const char *env = getenv("VOXA_LABEL_BLOCKS");
         int mode = voxa__label_use_blocks == 1 && env && *env ? atoi(env) : voxa__label_use_blocks;

@@ -56,7 +56,7 @@ typedef struct bplan {
     int64_t iz, iy, oz, oy;              /* input / output strides (bytes) of z, y */
     const char *in;
     char *out;
-    int es;                              /* output element size */
+    int es, zeroed;                      /* output element size; out holds zeros */
     uint8_t *code, *zero;                /* codes; a row of empty blocks */
     int32_t *par;
     int64_t nslabs, *slab_lo;            /* union slabs (block-row bounds) */
@@ -322,7 +322,7 @@ static int64_t number_blocks(bplan *P, int32_t *lst) {
                 memcpy(&w, cc + x, 8);                                         \
                 if (!(w & wmask)) {                                            \
                     int64_t v = 2 * x, ve = 2 * x + 16 < X ? 2 * x + 16 : X;   \
-                    memset(o + v, 0, (size_t)(ve - v) * sizeof(T));            \
+                    if (!zeroed) memset(o + v, 0, (size_t)(ve - v) * sizeof(T)); \
                     x += 7;                                                    \
                     continue;                                                  \
                 }                                                              \
@@ -342,6 +342,7 @@ static voxa_status output_block(int64_t b, int64_t e, int tid, void *ctx) {
     (void)tid;
     const int64_t BX = P->BX, X = P->X;
     const int32_t *par = P->par;
+    const int zeroed = P->zeroed;
     for (int64_t vr = b; vr < e; vr++) { /* voxel row (z, y) */
         int64_t z = vr / P->Y, y = vr % P->Y;
         int64_t row = (z >> 1) * P->BY + (y >> 1);
@@ -390,6 +391,7 @@ voxa_status voxa__label_blocks(const voxa__label_blocks_in *a, int64_t maxlab, i
     P.in = a->in;
     P.out = a->out;
     P.es = a->out_es;
+    P.zeroed = a->zeroed;
     int64_t nb = P.nrows * P.BX;
     /* (+8: the code writes of row_pairs may touch 3 bytes past a row) */
     P.code = voxa__label_table_alloc((size_t)nb + 8, 1);

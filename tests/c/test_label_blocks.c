@@ -5,13 +5,15 @@
  * components whose first voxel lies in a block's second plane or row,
  * checker boards, all ones and zeros, 2-D (8-connected) and 3-D with unit
  * axes, many union slabs (seams inside planes and between them), 1-3
- * threads, output dtypes and the count overflow. */
+ * threads, output dtypes and the count overflow; and both paths writing
+ * only the labels into an output that already holds zeros. */
 #include "vtest.h"
 
 #include <stdint.h>
 
 extern int64_t voxa__label_min_block; /* tiny: many union slabs */
 extern int voxa__label_use_blocks;     /* 0: run path, 2: block path always */
+extern _Thread_local int voxa__label_zeroed; /* out holds zeros: labels only */
 
 /* Reference: flood fill with every neighbour (26 in 3-D) in raster order. */
 static int64_t ref26(const uint8_t *m, const int64_t *sh, int64_t *lab) {
@@ -56,12 +58,15 @@ static void check_mask(const uint8_t *m, const int64_t *sh, int nd, const char *
     int64_t old_block = voxa__label_min_block;
     for (int mode = 0; mode <= 2; mode += 2)
         for (int t = 1; t <= 3; t++)
-            for (int tiny = 0; tiny < 2; tiny++) {
+            for (int tiny = 0; tiny < 3; tiny++) {
+                /* tiny 2: default slabs, the output already zero, so only
+                 * the labels are written (the zeroed hint) */
                 voxa__label_use_blocks = mode;
-                voxa__label_min_block = tiny ? 1 : old_block;
+                voxa__label_min_block = tiny == 1 ? 1 : old_block;
+                voxa__label_zeroed = tiny == 2;
                 voxa_set_threads(t);
                 int64_t gn = -1;
-                memset(got, 0x5a, (size_t)n * 8);
+                memset(got, tiny == 2 ? 0 : 0x5a, (size_t)n * 8);
                 CHECK_OK(voxa_label(&in, NULL, nd, &out, &gn));
                 int same = gn == want_n && !memcmp(want, got, (size_t)n * 8);
                 CHECK(same);
@@ -70,6 +75,7 @@ static void check_mask(const uint8_t *m, const int64_t *sh, int nd, const char *
                             "components, want %lld\n", what, (long long)sh[0], (long long)sh[1],
                             (long long)sh[2], mode, t, tiny, (long long)gn, (long long)want_n);
             }
+    voxa__label_zeroed = 0;
     voxa__label_use_blocks = 1;
     voxa__label_min_block = old_block;
     voxa_set_threads(0);

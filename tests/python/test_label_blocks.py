@@ -120,3 +120,19 @@ def test_strided_and_4d(path):
     want, wn = ndi.label(m, np.ones((3, 3, 3), bool))
     assert n == wn
     np.testing.assert_array_equal(out, want)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.uint16, np.int64])
+def test_output_given_is_overwritten(path, dtype):
+    """voxa.label's own output starts as zeros and only labels are written;
+    an output= array the caller passes holds anything, so background is
+    written too (both paths)."""
+    rng = np.random.default_rng(5)
+    for m in (rng.random((9, 20, 31)) < 0.5, rng.random((9, 20, 31)) < 0.02):
+        want, wn = ndi.label(m, np.ones((3, 3, 3), bool))
+        out = np.full(m.shape, 7, dtype)
+        assert voxa.label(m, connectivity=3, output=out) == wn
+        np.testing.assert_array_equal(out, want)
+        got, n = voxa.label(m, connectivity=3, output=dtype)
+        assert n == wn
+        np.testing.assert_array_equal(got, want)

@@ -301,7 +301,9 @@ voxa__runs_fn voxa__label_runs_kernel(voxa_dtype t) {
 #define WRITE_KERNEL(T, name)                                                  \
     static void write_##name(char *p, int64_t n, int64_t st, const voxa__run *r, \
                              int64_t nr, const int64_t *lab, int zeroed) {     \
-        if (zeroed) { /* runs only, exactly (no spill past a run's end) */    \
+        /* zeroed: the runs only, exactly (no spill past a run's end); on    \
+         * noisy lines (many short runs) the span fills below are faster */    \
+        if (zeroed && nr * 8 < n) {                                            \
             for (int64_t k = 0; k < nr; k++) {                                 \
                 T v = (T)lab[k];                                               \
                 if (st == (int64_t)sizeof(T)) {                                \

@@ -88,7 +88,8 @@ def label_masks():
 def bench_label():
     out = ["### Labelling: voxa.label vs cc3d.connected_components", "",
            "cc3d has no threads; its output dtype is its default (the smallest that fits, "
-           "uint16 or uint32), voxa's int32. Ratio = cc3d time / voxa time in the same round "
+           "uint16 or uint32), voxa's int32 (scipy's default; where cc3d writes uint16, "
+           "voxa output=uint16 rows are added). Ratio = cc3d time / voxa time in the same round "
            "(above 1: voxa faster).", ""]
     summary = ["| mask | conn | components | cc3d | voxa 1 thread (cc3d/voxa) | "
                "voxa 2 threads (cc3d/voxa) |", "|---|---|---|---|---|---|"]
@@ -96,17 +97,23 @@ def bench_label():
         for conn, cc in ((1, 6), (2, 18), (3, 26)):
             load0 = loadavg()
 
-            def vx(t):
+            def vx(t, dt=None):
                 def f():
                     voxa.set_threads(t)
-                    return voxa.label(mask, connectivity=conn)
+                    return voxa.label(mask, connectivity=conn, output=dt)
                 return f
             ref = cc3d.connected_components(mask, connectivity=cc)
             got, n = vx(2)()
             assert n == int(ref.max()) and np.array_equal(got, ref), (mname, cc)
             del got
-            ts = interleave([("cc3d", lambda: cc3d.connected_components(mask, connectivity=cc)),
-                             ("voxa 1", vx(1)), ("voxa 2", vx(2))], ROUNDS)
+            calls = [("cc3d", lambda: cc3d.connected_components(mask, connectivity=cc)),
+                     ("voxa 1", vx(1)), ("voxa 2", vx(2))]
+            # where cc3d's default output is uint16, voxa also writes uint16
+            # (the same job), beside its int32 default (scipy's)
+            u16 = ref.dtype == np.uint16
+            if u16:
+                calls += [("voxa 1 u16", vx(1, np.uint16)), ("voxa 2 u16", vx(2, np.uint16))]
+            ts = interleave(calls, ROUNDS)
             voxa.set_threads(0)
             v = mask.size
             out += [f"#### {mname} {mask.shape}, {cc}-connected: {n} components "
@@ -115,7 +122,18 @@ def bench_label():
                 row("voxa.label, 1 thread", ts["voxa 1"], None, v, "int32 out, equal"),
                 row("voxa.label, 2 threads", ts["voxa 2"], None, v, "int32 out, equal"),
                 row("cc3d / voxa 1 thread", ts["cc3d"], ts["voxa 1"], "ratio only"),
-                row("cc3d / voxa 2 threads", ts["cc3d"], ts["voxa 2"], "ratio only"), ""]
+                row("cc3d / voxa 2 threads", ts["cc3d"], ts["voxa 2"], "ratio only")]
+            if u16:
+                out += [
+                    row("voxa.label output=uint16, 1 thread", ts["voxa 1 u16"], None, v,
+                        "uint16 out, as cc3d"),
+                    row("voxa.label output=uint16, 2 threads", ts["voxa 2 u16"], None, v,
+                        "uint16 out, as cc3d"),
+                    row("cc3d / voxa uint16 1 thread", ts["cc3d"], ts["voxa 1 u16"],
+                        "ratio only"),
+                    row("cc3d / voxa uint16 2 threads", ts["cc3d"], ts["voxa 2 u16"],
+                        "ratio only")]
+            out.append("")
             r1 = ratio_stats(ts["cc3d"], ts["voxa 1"])[0]
             r2 = ratio_stats(ts["cc3d"], ts["voxa 2"])[0]
             med = {k: statistics.median(x) for k, x in ts.items()}

@@ -86,7 +86,7 @@ def label(input, structure=None, output=None, *, connectivity=1):
     else:
         dt = np.dtype((np.int64 if a.size >= 2**31 - 2 else np.int32) if output is None
                       else output)
-        out = np.empty(a.shape, dtype=dt)
+        out = np.zeros(a.shape, dtype=dt)  # calloc: the C side writes only the labels
     if not out.dtype.isnative:
         raise ValueError(f"label: output dtype {out.dtype} is big-endian (not supported, as "
                          "in scipy)")
@@ -95,15 +95,16 @@ def label(input, structure=None, output=None, *, connectivity=1):
             raise TypeError(f"label: unsupported output dtype {out.dtype} (expected an integer "
                             "dtype, float32, float64 or bool)")
         tmp = np.int32 if a.size < 2**31 - 2 else np.int64
-        n = _label_c(a, np.empty(a.shape, dtype=tmp), st, connectivity, out)
+        n = _label_c(a, np.zeros(a.shape, dtype=tmp), st, connectivity, out, True)
     else:
-        n = _label_c(a, out, st, connectivity, None)
+        n = _label_c(a, out, st, connectivity, None, not return_n_only)
     return n if return_n_only else (out, n)
 
 
-def _label_c(a, out, st, connectivity, cast_to):
+def _label_c(a, out, st, connectivity, cast_to, zeroed=False):
     """The C labelling into the integer array `out`; copied into `cast_to`
-    (a float or bool array) when given."""
+    (a float or bool array) when given. zeroed: `out` is a fresh np.zeros
+    array, so the C side skips writing the background."""
     ndim = a.ndim
     if a.size == 0:
         return 0
@@ -116,7 +117,8 @@ def _label_c(a, out, st, connectivity, cast_to):
                              f"{ndim}-D input")
     try:
         n = _voxa.run_op("label", c_in, c_out, structure=c_st,
-                         connectivity=None if c_st is not None else c_conn)
+                         connectivity=None if c_st is not None else c_conn,
+                         **({"zeroed": True} if zeroed else {}))
     except ValueError as e:
         if "do not fit" in str(e):
             raise nds.BitDepthError(f"{e} (insufficient bit-depth in requested output "

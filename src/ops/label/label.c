@@ -52,6 +52,9 @@
  * line bitmaps on the bitmap path). Runs <= voxels/2 (a checker board),
  * ~voxels/4 for 50 % random noise, tiny for masks of blobs. Files:
  * label_runs.c (typed scans and output writes), label_bits.c (bitmap union).
+ * Full connectivity (26 / 8) on noisy byte masks takes label_blocks.c
+ * instead: union-find on 2x2x2 blocks, a constant cost per block where this
+ * file's cost grows with the runs (chosen by a sampled run density).
  * Limit: the last (non-unit) axis must be shorter than 2^32. */
 #define _GNU_SOURCE /* madvise(MADV_HUGEPAGE) */
 #include "label_internal.h"
@@ -64,6 +67,8 @@
 
 /* Least voxels per parallel block (a tuning knob; tests lower it to cut
  * small volumes into many blocks and so exercise the seams). */
+_Thread_local int voxa__label_zeroed;
+
 int64_t voxa__label_min_block = 1 << 16; /* (3^7 - 1) / 2 neighbour lines for ndim 8 */
 
 typedef struct plan {
@@ -83,6 +88,7 @@ typedef struct plan {
     int64_t gcov1[NGROUPS_MAX], gcov2[NGROUPS_MAX]; /* line offsets of its covers */
     voxa__runs_fn runs_fn;
     voxa__write_fn write_fn;
+    int zeroed;                    /* out holds zeros: write the runs only */
     int64_t *line_off;             /* nlines + 1 */
     voxa__run *runs;
     int64_t *parent;               /* parent, then label, of every run */
@@ -98,7 +104,7 @@ typedef struct plan {
  * which on noisy masks is a good part of the run time. Big tables ask for
  * transparent huge pages (a hint; ignored where unsupported). Release with
  * voxa__free (free). */
-static void *table_alloc(size_t n, size_t size) {
+void *voxa__label_table_alloc(size_t n, size_t size) {
     size_t bytes;
     const size_t huge = (size_t)1 << 21;
     if (!voxa__mul_size(n, size, &bytes)) return NULL;
@@ -305,7 +311,7 @@ static voxa_status write_block(int64_t b, int64_t e, int tid, void *ctx) {
     for (int64_t l = b; l < e; l++, line_next(P, idx)) {
         int64_t r0 = P->line_off[l];
         P->write_fn(P->out + line_offset(idx, P->ostr, P->nd), P->w, P->ostr[P->nd - 1],
-                    P->runs + r0, P->line_off[l + 1] - r0, P->parent + r0);
+                    P->runs + r0, P->line_off[l + 1] - r0, P->parent + r0, P->zeroed);
     }
     return VOXA_OK;
 }
@@ -469,6 +475,20 @@ static void make_plan(plan *P, const voxa_array *in, const voxa_array *out,
     plan_corners(P, st, place, centre, keep);
 }
 
+/* Does the mask look noisy: more than one run per 16 voxels on a sample of
+ * up to 256 lines spread over the volume? There the block path (about a
+ * constant cost per block) beats the run path (a cost per run); on masks of
+ * objects (long runs, W1, blobs) the run path is faster. */
+static int noisy(const plan *P) {
+    int64_t ns = P->nlines < 256 ? P->nlines : 256, runs = 0, idx[VOXA_MAXDIM];
+    for (int64_t k = 0; k < ns; k++) {
+        line_index(P, k * P->nlines / ns, idx);
+        runs += P->runs_fn(P->in + line_offset(idx, P->istr, P->nd), P->w, P->istr[P->nd - 1],
+                           1, NULL, 0);
+    }
+    return runs * 16 > ns * P->w;
+}
+
 voxa_status voxa_label(const voxa_array *in, const unsigned char *structure, int connectivity,
                        voxa_array *out, int64_t *nlabels) {
     voxa_status st = VOXA_OK;
@@ -490,6 +510,22 @@ voxa_status voxa_label(const voxa_array *in, const unsigned char *structure, int
     P->out = out->data;
     P->runs_fn = voxa__label_runs_kernel(in->dtype);
     P->write_fn = voxa__label_write_kernel(out->dtype);
+    P->zeroed = voxa__label_zeroed;
+    {   /* full connectivity on byte masks in 2-D/3-D: by 2x2(x2) blocks */
+        int full = P->merge && P->ngroups == (P->nd == 3 ? 4 : 1);
+        for (int g = 0; g < P->ngroups; g++) full = full && P->gmask[g] == 7;
+        voxa__label_blocks_in B = {P->nd, P->shape, P->istr, P->ostr, in->data, out->data,
+                                   (int)voxa_dtype_size(in->dtype),
+                                   (int)voxa_dtype_size(out->dtype), full, out->dtype,
+                                   P->zeroed};
+        /* VOXA_LABEL_BLOCKS=0|2 overrides the default (tests: both paths) */
+        const char *env = getenv("VOXA_LABEL_BLOCKS");
+        int mode = voxa__label_use_blocks == 1 && env && *env ? atoi(env) : voxa__label_use_blocks;
+        if (mode && voxa__label_blocks_applies(&B) && (mode > 1 || noisy(P))) {
+            st = voxa__label_blocks(&B, dtype_max(out->dtype), nlabels ? nlabels : &(int64_t){0});
+            goto done;
+        }
+    }
 
     /* 1. runs: count, size exactly, fill */
     P->line_off = voxa__malloc((size_t)P->nlines + 1, sizeof *P->line_off);
@@ -501,8 +537,8 @@ voxa_status voxa_label(const voxa_array *in, const unsigned char *structure, int
     for (int64_t l = 0; l < P->nlines; l++) P->line_off[l + 1] += P->line_off[l];
     int64_t nruns = P->line_off[P->nlines];
     /* (at least one entry: the output pass indexes these even with no runs) */
-    P->runs = table_alloc((size_t)nruns + 1, sizeof *P->runs);
-    P->parent = table_alloc((size_t)nruns + 1, sizeof *P->parent);
+    P->runs = voxa__label_table_alloc((size_t)nruns + 1, sizeof *P->runs);
+    P->parent = voxa__label_table_alloc((size_t)nruns + 1, sizeof *P->parent);
     VOXA_GOTO_IF(!P->runs || !P->parent, VOXA_ENOMEM,
                  "label: out of memory for %lld runs (%lld bytes)", (long long)nruns,
                  (long long)nruns * 16);
@@ -517,9 +553,9 @@ voxa_status voxa_label(const voxa_array *in, const unsigned char *structure, int
             P->istr[P->nd - 1] == 1 && P->merge && single && nruns > voxels / 64) {
             P->nw = (P->w + 63) / 64;
             size_t words = (size_t)(P->nlines * P->nw);
-            P->bits = table_alloc(words, sizeof *P->bits);
-            P->starts = table_alloc(words, sizeof *P->starts);
-            P->pc = table_alloc(words, sizeof *P->pc);
+            P->bits = voxa__label_table_alloc(words, sizeof *P->bits);
+            P->starts = voxa__label_table_alloc(words, sizeof *P->starts);
+            P->pc = voxa__label_table_alloc(words, sizeof *P->pc);
             VOXA_GOTO_IF(!P->bits || !P->starts || !P->pc, VOXA_ENOMEM,
                          "label: out of memory for line bitmaps (%lld words)",
                          (long long)words);

@@ -19,9 +19,10 @@ typedef struct voxa__run {
 typedef int64_t (*voxa__runs_fn)(const char *p, int64_t n, int64_t st, int merge,
                                  voxa__run *dst, int safe);
 
-/* Write one output line: `lab[k]` over run k, 0 elsewhere. */
+/* Write one output line: `lab[k]` over run k, 0 elsewhere (zeroed != 0: the
+ * line already holds zeros, only the runs are written). */
 typedef void (*voxa__write_fn)(char *p, int64_t n, int64_t st, const voxa__run *runs,
-                               int64_t nruns, const int64_t *lab);
+                               int64_t nruns, const int64_t *lab, int zeroed);
 
 /* Kernels for an input dtype (folded: bool/u8/i8, u16/i16, u32/i32, u64/i64,
  * f32, f64) and an integer output dtype (folded by size); NULL if unsupported. */
@@ -58,5 +59,33 @@ voxa__unite_bits_fn voxa__label_unite_bits_kernel(void);
 
 /* Least voxels per parallel block (default 65536); tests may lower it. */
 extern int64_t voxa__label_min_block;
+
+/* Big tables on transparent huge pages where possible (label.c); free with
+ * voxa__free. */
+void *voxa__label_table_alloc(size_t n, size_t size);
+
+/* The block path (label_blocks.c): full connectivity on byte masks in 2-D
+ * and 3-D (unit axes dropped), last axes contiguous. */
+typedef struct voxa__label_blocks_in {
+    int nd;                       /* 2 or 3 */
+    const int64_t *shape, *istr, *ostr;
+    const char *in;
+    char *out;
+    int in_es, out_es, full;      /* element sizes; the structure is 3^nd ones */
+    voxa_dtype out_dtype;
+    int zeroed;                   /* out holds zeros already */
+} voxa__label_blocks_in;
+/* 0 when the inputs do not suit it. label.c takes it when
+ * voxa__label_use_blocks is 2, or 1 (the default) and the mask is noisy;
+ * 0: never. With 1, the environment variable VOXA_LABEL_BLOCKS=0|1|2 takes
+ * its place: tests compare both paths on any mask. */
+int voxa__label_blocks_applies(const voxa__label_blocks_in *a);
+voxa_status voxa__label_blocks(const voxa__label_blocks_in *a, int64_t maxlab, int64_t *nlabels);
+extern int voxa__label_use_blocks;
+
+/* Set by the op (op_label.c) around one call on the calling thread when the
+ * caller says the output already holds zeros (a freshly calloc'ed array):
+ * voxa_label then writes only the labels, not the background. */
+extern _Thread_local int voxa__label_zeroed;
 
 #endif

@@ -300,8 +300,21 @@ voxa__runs_fn voxa__label_runs_kernel(voxa_dtype t) {
 
 #define WRITE_KERNEL(T, name)                                                  \
     static void write_##name(char *p, int64_t n, int64_t st, const voxa__run *r, \
-                             int64_t nr, const int64_t *lab) {                 \
-        if (st == (int64_t)sizeof(T)) {                                        \
+                             int64_t nr, const int64_t *lab, int zeroed) {     \
+        /* zeroed: the runs only, exactly (no spill past a run's end); on    \
+         * noisy lines (many short runs) the span fills below are faster */    \
+        if (zeroed && nr * 8 < n) {                                            \
+            for (int64_t k = 0; k < nr; k++) {                                 \
+                T v = (T)lab[k];                                               \
+                if (st == (int64_t)sizeof(T)) {                                \
+                    T *a = (T *)(void *)p;                                     \
+                    for (int64_t x = r[k].s; x < (int64_t)r[k].e; x++) a[x] = v; \
+                } else {                                                       \
+                    for (int64_t x = r[k].s; x < (int64_t)r[k].e; x++)         \
+                        memcpy(p + x * st, &v, sizeof(T));                     \
+                }                                                              \
+            }                                                                  \
+        } else if (st == (int64_t)sizeof(T)) {                                 \
             T *a = (T *)(void *)p;                                             \
             int64_t x = 0;                                                     \
             for (int64_t k = 0; k < nr; k++) {                                 \

@@ -5,10 +5,11 @@
 #include "voxa/label.h"
 #include "voxa/backend.h"
 #include "label_gpu.h"
+#include "label_internal.h"
 
 #include <stdlib.h>
 
-enum { CONNECTIVITY, STRUCTURE, DTYPE, NPARAMS };
+enum { CONNECTIVITY, STRUCTURE, DTYPE, ZEROED, NPARAMS };
 
 static const voxa_param params[NPARAMS] = {
     [CONNECTIVITY] = {"connectivity", VOXA_PARAM_INT, "1",
@@ -19,6 +20,9 @@ static const voxa_param params[NPARAMS] = {
                    "--connectivity", NULL, 1, 0, 0, "connectivity", "S.npy"},
     [DTYPE] = {"dtype", VOXA_PARAM_DTYPE, "int32", "label type: int32, uint16, uint32 or int64",
                "int32|uint16|uint32|int64", 1, 0, 0, NULL, "T"},
+    [ZEROED] = {"zeroed", VOXA_PARAM_FLAG, NULL, "the output already holds zeros (a fresh "
+                "calloc'ed array): only labels are written", NULL, 1, 0, VOXA_PARAM_HIDDEN,
+                NULL, NULL},
 };
 
 static voxa_status check(const voxa_args *a, const voxa_array *in) {
@@ -58,8 +62,16 @@ static voxa_status run_on(voxa_op_ctx *c, voxa_backend b) {
             }
         }
     }
+    /* (bindings only; trusted for a whole-volume call, never for a region
+     * of a chunked run, whose buffers are scratch) */
+    int whole = 1;
+    for (int d = 0; d < c->out->ndim; d++)
+        whole = whole && c->origin[d] == 0 && c->whole[d] == c->out->shape[d];
+    voxa__label_zeroed = whole && voxa__arg_set(c->args, ZEROED) &&
+                         voxa__arg_int(c->args, ZEROED);
     voxa_status st = voxa_label_on(b, c->in, bytes, (int)voxa__arg_int(c->args, CONNECTIVITY), c->out,
                                 &c->count);
+    voxa__label_zeroed = 0;
     free(bytes);
     return st;
 }

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 extern int64_t voxa__label_min_block; /* internal knob: force many blocks */
+extern int voxa__label_portable;      /* 1: portable byte kernels (no SSE2 masks) */
 
 /* Reference: flood fill in raster order with the full structure `st`
  * (3^nd entries), C-contiguous u8 mask, int64 labels. Returns the count. */
@@ -378,6 +379,53 @@ static void test_bitmap_corners(void) {
     voxa_set_threads(0);
 }
 
+/* Byte masks with wide lines (runs crossing 64-voxel words, lines not a
+ * multiple of 64, runs reaching the line's end), smooth (runs of random
+ * length) and noisy, byte values with the high bit set: the SSE2 masks and
+ * the bit-count pass against the portable kernels and the reference, on the
+ * sweep and the bitmap union, 1 and 2 threads. */
+static void test_byte_kernels(void) {
+    unsigned long long seed = 7;
+    unsigned char st[27];
+    int64_t old_block = voxa__label_min_block;
+    for (int trial = 0; trial < 120; trial++) {
+        int nd = 2 + trial % 2;
+        int64_t shape[3], n = 1;
+        for (int d = 0; d < nd - 1; d++) shape[d] = 1 + (int64_t)(vtest_rand(&seed) % 7);
+        shape[nd - 1] = 1 + (int64_t)(vtest_rand(&seed) % 300);
+        for (int d = 0; d < nd; d++) n *= shape[d];
+        uint8_t *m = malloc((size_t)n);
+        int mean = 1 + (int)(vtest_rand(&seed) % 90); /* mean run/gap length */
+        int on = (int)(vtest_rand(&seed) % 2);
+        for (int64_t i = 0; i < n; i++) {
+            if ((int)(vtest_rand(&seed) % (uint64_t)mean) == 0) on = !on;
+            m[i] = on ? (uint8_t)(1 + vtest_rand(&seed) % 255) : 0; /* 128..255 too */
+        }
+        connectivity_structure(nd, 1 + trial % nd, st);
+        int64_t *want = malloc((size_t)n * sizeof *want), *got = malloc((size_t)n * sizeof *got);
+        int64_t wn = ref_label(m, nd, shape, st, want);
+        voxa_array in, out;
+        voxa_array_view(&in, m, VOXA_U8, nd, shape);
+        voxa_array_view(&out, got, VOXA_I64, nd, shape);
+        for (int k = 0; k < 4; k++) {
+            voxa__label_portable = k & 1;
+            voxa_set_threads(1 + (k >> 1));
+            voxa__label_min_block = k >> 1 ? 1 : old_block;
+            int64_t gn = -1;
+            memset(got, 0xff, (size_t)n * sizeof *got);
+            CHECK_OK(voxa_label(&in, st, 0, &out, &gn));
+            CHECK(gn == wn);
+            CHECK(!memcmp(want, got, (size_t)n * sizeof *got));
+        }
+        free(m);
+        free(want);
+        free(got);
+    }
+    voxa__label_portable = 0;
+    voxa__label_min_block = old_block;
+    voxa_set_threads(0);
+}
+
 int main(void) {
     RUN(test_known_2d);
     RUN(test_edge_shapes);
@@ -388,5 +436,6 @@ int main(void) {
     RUN(test_8d);
     RUN(test_random_vs_reference);
     RUN(test_bitmap_corners);
+    RUN(test_byte_kernels);
     VTEST_END();
 }

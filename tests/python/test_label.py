@@ -412,3 +412,31 @@ def test_cli_errors(tmp_path, args, code, msg):
     assert not paths["nodir"].exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
         ["in.npy", "many.npy", "corrupt.npy"])
+
+
+@pytest.mark.parametrize("portable", ["0", "1"])
+@pytest.mark.parametrize("dtype", [np.bool_, np.uint8, np.int8])
+def test_byte_kernels_smooth_wide_lines(monkeypatch, portable, dtype):
+    # Byte masks take SSE2 bit masks and a popcount counting pass (x86-64);
+    # VOXA_LABEL_PORTABLE=1 forces the portable word-arithmetic kernels.
+    # Smooth masks with lines of 63..200 voxels (runs crossing 64-voxel
+    # words and the line's end), byte values with the high bit set.
+    monkeypatch.setenv("VOXA_LABEL_PORTABLE", portable)
+    monkeypatch.setenv("VOXA_LABEL_BLOCKS", "0")
+    rng = np.random.default_rng(14)
+    for w in (63, 64, 65, 127, 129, 200):
+        f = ndi.gaussian_filter(rng.random((5, 9, w)), 1.5)
+        m = f > np.quantile(f, 0.55)
+        vals = rng.integers(1, 256, m.shape).astype(np.uint8).view(np.dtype(dtype)) \
+            if dtype is not np.bool_ else np.ones(m.shape, bool)
+        a = np.where(m, vals, 0).astype(dtype)
+        a[:, :, -1] = vals[:, :, -1]  # runs reaching the line's end
+        for c in (1, 2, 3):
+            s = ndi.generate_binary_structure(3, c)
+            want, wn = ndi.label(a, s)
+            for t in (1, 2):
+                voxa.set_threads(t)
+                got, n = voxa.label(a, s)
+                assert n == wn, (w, c, t)
+                np.testing.assert_array_equal(got, want)
+    voxa.set_threads(0)

@@ -89,6 +89,7 @@ typedef struct plan {
     voxa__runs_fn runs_fn;
     voxa__write_fn write_fn;
     int zeroed;                    /* out holds zeros: write the runs only */
+    int portable;                  /* byte masks: the portable kernels (tests) */
     int64_t *line_off;             /* nlines + 1 */
     voxa__run *runs;
     int64_t *parent;               /* parent, then label, of every run */
@@ -172,7 +173,7 @@ static voxa_status fill_block(int64_t b, int64_t e, int tid, void *ctx) {
         for (int64_t l = b; l < e; l++, line_next(P, idx))
             voxa__label_fill_bits(P->in + line_offset(idx, P->istr, P->nd), P->w,
                                   P->runs + P->line_off[l], P->bits + l * P->nw,
-                                  P->starts + l * P->nw, P->pc + l * P->nw);
+                                  P->starts + l * P->nw, P->pc + l * P->nw, P->portable);
         for (int64_t r = P->line_off[b]; r < P->line_off[e]; r++) P->parent[r] = r;
         return VOXA_OK;
     }
@@ -337,7 +338,7 @@ static voxa_status check_args(const voxa_array *in, const unsigned char *structu
     VOXA_CHECK(voxa_array_check(out, "label: out"));
     VOXA_FAIL_IF(in->ndim < 1 || in->ndim > VOXA_MAXDIM, VOXA_EINVAL,
                  "label: in has %d dimensions, expected 1 to %d", in->ndim, VOXA_MAXDIM);
-    VOXA_FAIL_IF(!voxa__label_runs_kernel(in->dtype), VOXA_EINVAL,
+    VOXA_FAIL_IF(!voxa__label_runs_kernel(in->dtype, 0), VOXA_EINVAL,
                  "label: unsupported input dtype %s", voxa_dtype_name(in->dtype));
     VOXA_FAIL_IF(!voxa__label_write_kernel(out->dtype), VOXA_EINVAL,
                  "label: unsupported output dtype %s (expected an integer type: int32, "
@@ -508,7 +509,11 @@ voxa_status voxa_label(const voxa_array *in, const unsigned char *structure, int
                  (long long)P->w, (long long)UINT32_MAX);
     P->in = in->data;
     P->out = out->data;
-    P->runs_fn = voxa__label_runs_kernel(in->dtype);
+    {   /* VOXA_LABEL_PORTABLE=1: the portable byte kernels (tests) */
+        const char *penv = getenv("VOXA_LABEL_PORTABLE");
+        P->portable = voxa__label_portable || (penv && atoi(penv) == 1);
+    }
+    P->runs_fn = voxa__label_runs_kernel(in->dtype, P->portable);
     P->write_fn = voxa__label_write_kernel(out->dtype);
     P->zeroed = voxa__label_zeroed;
     {   /* full connectivity on byte masks in 2-D/3-D: by 2x2(x2) blocks */

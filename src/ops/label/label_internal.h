@@ -25,8 +25,8 @@ typedef void (*voxa__write_fn)(char *p, int64_t n, int64_t st, const voxa__run *
                                int64_t nruns, const int64_t *lab, int zeroed);
 
 /* Kernels for an input dtype (folded: bool/u8/i8, u16/i16, u32/i32, u64/i64,
- * f32, f64) and an integer output dtype (folded by size); NULL if unsupported. */
-voxa__runs_fn voxa__label_runs_kernel(voxa_dtype in);
+ * f32, f64; portable: see voxa__label_portable) and an integer output dtype (folded by size); NULL if unsupported. */
+voxa__runs_fn voxa__label_runs_kernel(voxa_dtype in, int portable);
 voxa__write_fn voxa__label_write_kernel(voxa_dtype out);
 
 /* Byte masks with a contiguous last axis and run merging: fill a line's runs
@@ -35,8 +35,13 @@ voxa__write_fn voxa__label_write_kernel(voxa_dtype out);
  * pc[w] = runs started before word w. Only when voxa__label_bits_available()
  * (little-endian GCC/Clang builds). */
 void voxa__label_fill_bits(const char *p, int64_t n, voxa__run *dst, uint64_t *bits,
-                           uint64_t *starts, uint32_t *pc);
+                           uint64_t *starts, uint32_t *pc, int portable);
 int voxa__label_bits_available(void);
+
+/* portable != 0: byte masks take the portable C kernels (no SSE2 masks, no
+ * bit-count pass), as on machines without them; set by tests through
+ * voxa__label_portable or the environment variable VOXA_LABEL_PORTABLE=1. */
+extern int voxa__label_portable;
 
 /* One line's bitmaps (see above) and the index of its first run. For the
  * earlier line b of a pair, cover1/cover2 (both set, or both NULL) are the

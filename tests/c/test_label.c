@@ -7,6 +7,7 @@
 
 extern int64_t voxa__label_min_block; /* internal knob: force many blocks */
 extern int voxa__label_portable;      /* 1: portable byte kernels (no SSE2 masks) */
+extern int voxa__label_one_scan;      /* runs in one scan: 0 never, 1 auto, 2 always */
 
 /* Reference: flood fill in raster order with the full structure `st`
  * (3^nd entries), C-contiguous u8 mask, int64 labels. Returns the count. */
@@ -101,6 +102,7 @@ static void test_random_vs_reference(void) {
         for (int t = 1; t <= 3; t++) {
             voxa_set_threads(t);
             voxa__label_min_block = (trial % 3 == 0) ? 1 : old_block;
+            voxa__label_one_scan = (trial / 3 + t) % 3;
             int64_t gn = -1;
             CHECK_OK(voxa_label(&in, st, 0, &out, &gn));
             CHECK(gn == wn);
@@ -376,6 +378,7 @@ static void test_bitmap_corners(void) {
         }
     }
     voxa__label_min_block = old_block;
+    voxa__label_one_scan = 1;
     voxa_set_threads(0);
 }
 
@@ -383,7 +386,7 @@ static void test_bitmap_corners(void) {
  * multiple of 64, runs reaching the line's end), smooth (runs of random
  * length) and noisy, byte values with the high bit set: the SSE2 masks and
  * the bit-count pass against the portable kernels and the reference, on the
- * sweep and the bitmap union, 1 and 2 threads. */
+ * sweep and the bitmap union, 1 and 2 threads, runs in two scans or one. */
 static void test_byte_kernels(void) {
     unsigned long long seed = 7;
     unsigned char st[27];
@@ -407,10 +410,11 @@ static void test_byte_kernels(void) {
         voxa_array in, out;
         voxa_array_view(&in, m, VOXA_U8, nd, shape);
         voxa_array_view(&out, got, VOXA_I64, nd, shape);
-        for (int k = 0; k < 4; k++) {
+        for (int k = 0; k < 12; k++) {
             voxa__label_portable = k & 1;
-            voxa_set_threads(1 + (k >> 1));
-            voxa__label_min_block = k >> 1 ? 1 : old_block;
+            voxa_set_threads(1 + ((k >> 1) & 1));
+            voxa__label_min_block = (k >> 1) & 1 ? 1 : old_block;
+            voxa__label_one_scan = k >> 2; /* 0, 1, 2: two scans, auto, one scan */
             int64_t gn = -1;
             memset(got, 0xff, (size_t)n * sizeof *got);
             CHECK_OK(voxa_label(&in, st, 0, &out, &gn));
@@ -422,6 +426,7 @@ static void test_byte_kernels(void) {
         free(got);
     }
     voxa__label_portable = 0;
+    voxa__label_one_scan = 1;
     voxa__label_min_block = old_block;
     voxa_set_threads(0);
 }

@@ -414,14 +414,17 @@ def test_cli_errors(tmp_path, args, code, msg):
         ["in.npy", "many.npy", "corrupt.npy"])
 
 
+@pytest.mark.parametrize("onescan", ["0", "2"])
 @pytest.mark.parametrize("portable", ["0", "1"])
 @pytest.mark.parametrize("dtype", [np.bool_, np.uint8, np.int8])
-def test_byte_kernels_smooth_wide_lines(monkeypatch, portable, dtype):
+def test_byte_kernels_smooth_wide_lines(monkeypatch, portable, dtype, onescan):
     # Byte masks take SSE2 bit masks and a popcount counting pass (x86-64);
     # VOXA_LABEL_PORTABLE=1 forces the portable word-arithmetic kernels.
     # Smooth masks with lines of 63..200 voxels (runs crossing 64-voxel
-    # words and the line's end), byte values with the high bit set.
+    # words and the line's end), byte values with the high bit set; runs
+    # found in two scans (count, fill: VOXA_LABEL_ONESCAN=0) or in one (2).
     monkeypatch.setenv("VOXA_LABEL_PORTABLE", portable)
+    monkeypatch.setenv("VOXA_LABEL_ONESCAN", onescan)
     monkeypatch.setenv("VOXA_LABEL_BLOCKS", "0")
     rng = np.random.default_rng(14)
     for w in (63, 64, 65, 127, 129, 200):
@@ -438,5 +441,33 @@ def test_byte_kernels_smooth_wide_lines(monkeypatch, portable, dtype):
                 voxa.set_threads(t)
                 got, n = voxa.label(a, s)
                 assert n == wn, (w, c, t)
+                np.testing.assert_array_equal(got, want)
+    voxa.set_threads(0)
+
+
+@pytest.mark.parametrize("onescan", ["0", "1", "2"])
+@pytest.mark.parametrize("dtype", [np.bool_, np.uint16, np.float32, np.int64])
+def test_one_scan_modes(monkeypatch, onescan, dtype):
+    # Runs in one scan into per-chunk buffers (VOXA_LABEL_ONESCAN=2; 1 = on
+    # masks with few runs), copied into the table, against scipy: smooth and
+    # noisy masks (noisy ones fall back to the bitmap union's fill), many
+    # chunks (3 threads), custom structures without the last-axis neighbour.
+    monkeypatch.setenv("VOXA_LABEL_ONESCAN", onescan)
+    monkeypatch.setenv("VOXA_LABEL_BLOCKS", "0")
+    rng = np.random.default_rng(41)
+    f = ndi.gaussian_filter(rng.random((12, 30, 150)), 2)
+    masks = [f > np.quantile(f, 0.6), rng.random((12, 30, 150)) < 0.5,
+             np.zeros((4, 5, 6), bool), np.ones((3, 40, 2), bool)]
+    nolast = np.ones((3, 3, 3), bool)
+    nolast[1, 1, 0] = nolast[1, 1, 2] = False
+    for m in masks:
+        a = m.astype(dtype)
+        for s in (ndi.generate_binary_structure(3, 1), ndi.generate_binary_structure(3, 3),
+                  nolast):
+            want, wn = ndi.label(a, s)
+            for t in (1, 3):
+                voxa.set_threads(t)
+                got, n = voxa.label(a, s)
+                assert n == wn, (m.shape, t)
                 np.testing.assert_array_equal(got, want)
     voxa.set_threads(0)

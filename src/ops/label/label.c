@@ -99,6 +99,9 @@ typedef struct plan {
     uint64_t *bits, *starts;       /* nlines * nw each, or NULL */
     uint32_t *pc;                  /* nlines * nw */
     voxa__unite_bits_fn unite_bits;
+    /* one-scan runs (masks with few runs): per-chunk run buffers */
+    int64_t nchunks, *chunk_lo, *chunk_n, *chunk_cap;
+    voxa__run **chunk_buf;
 } plan;
 
 /* The run tables can be tens of MB; fresh 4 KiB pages cost a fault each,
@@ -184,6 +187,74 @@ static voxa_status fill_block(int64_t b, int64_t e, int tid, void *ctx) {
     for (int64_t r = P->line_off[b]; r < P->line_off[e]; r++) P->parent[r] = r;
     return VOXA_OK;
 }
+
+/* One scan (masks with few runs: smooth objects, W1): each chunk of lines
+ * stores its runs into its own growing buffer while counting them, and the
+ * buffers are copied into the exact table afterwards. This reads the input
+ * once instead of twice (count, then fill) at the price of copying the runs
+ * (8 bytes each), which is cheap when runs are rare and is why noisy masks
+ * keep the two scans. A line takes at most (w + 1) / 2 runs (w without run
+ * merging) plus the fast fill's scribble slot; the buffer grows (doubling)
+ * to hold that before each line. */
+static voxa_status scan_chunk(int64_t c0, int64_t c1, int tid, void *ctx) {
+    plan *P = ctx;
+    for (int64_t c = c0; c < c1; c++) {
+        int64_t b = P->chunk_lo[c], e = P->chunk_lo[c + 1], n = 0, cap = P->chunk_cap[c];
+        voxa__run *buf = P->chunk_buf[c];
+        int64_t need = (P->merge ? (P->w + 1) / 2 : P->w) + 1, idx[VOXA_MAXDIM];
+        if (b >= e) continue;
+        line_index(P, b, idx);
+        for (int64_t l = b; l < e; l++, line_next(P, idx)) {
+            if (cap - n < need) {
+                int64_t ncap = 2 * cap > n + need ? 2 * cap : n + need;
+                voxa__run *nb = realloc(buf, (size_t)ncap * sizeof *nb);
+                if (!nb) {
+                    P->chunk_buf[c] = buf;
+                    return voxa__error(VOXA_ENOMEM, "label: out of memory for %lld runs",
+                                       (long long)ncap);
+                }
+                buf = nb;
+                cap = ncap;
+            }
+            int64_t k = P->runs_fn(P->in + line_offset(idx, P->istr, P->nd), P->w,
+                                   P->istr[P->nd - 1], P->merge, buf + n, 0);
+            P->line_off[l + 1] = k;
+            n += k;
+        }
+        P->chunk_buf[c] = buf;
+        P->chunk_n[c] = n;
+        P->chunk_cap[c] = cap;
+    }
+    return VOXA_OK;
+}
+
+static voxa_status copy_chunk(int64_t c0, int64_t c1, int tid, void *ctx) {
+    plan *P = ctx;
+    for (int64_t c = c0; c < c1; c++) {
+        int64_t r0 = P->line_off[P->chunk_lo[c]], n = P->chunk_n[c];
+        if (n) memcpy(P->runs + r0, P->chunk_buf[c], (size_t)n * sizeof *P->runs);
+        for (int64_t r = r0; r < r0 + n; r++) P->parent[r] = r;
+    }
+    return VOXA_OK;
+}
+
+/* Runs per voxel on a sample of up to 256 lines spread over the volume, as
+ * runs * 65536 / voxels (the noisy test and the one-scan choice). */
+static int64_t sampled_density(const plan *P) {
+    int64_t ns = P->nlines < 256 ? P->nlines : 256, runs = 0, idx[VOXA_MAXDIM];
+    for (int64_t k = 0; k < ns; k++) {
+        line_index(P, k * P->nlines / ns, idx);
+        runs += P->runs_fn(P->in + line_offset(idx, P->istr, P->nd), P->w, P->istr[P->nd - 1],
+                           1, NULL, 0);
+    }
+    return runs * 65536 / (ns * P->w);
+}
+
+/* One scan, 0: never (always count, then fill), 1 (default): when the
+ * sampled mask has fewer than one run per 64 voxels (then the bitmap union,
+ * which needs the second scan, is unlikely), 2: always. With 1, the
+ * environment variable VOXA_LABEL_ONESCAN=0|1|2 takes its place (tests). */
+int voxa__label_one_scan = 1;
 
 /* ---- pass 2: union ------------------------------------------------------------ */
 
@@ -480,15 +551,7 @@ static void make_plan(plan *P, const voxa_array *in, const voxa_array *out,
  * up to 256 lines spread over the volume? There the block path (about a
  * constant cost per block) beats the run path (a cost per run); on masks of
  * objects (long runs, W1, blobs) the run path is faster. */
-static int noisy(const plan *P) {
-    int64_t ns = P->nlines < 256 ? P->nlines : 256, runs = 0, idx[VOXA_MAXDIM];
-    for (int64_t k = 0; k < ns; k++) {
-        line_index(P, k * P->nlines / ns, idx);
-        runs += P->runs_fn(P->in + line_offset(idx, P->istr, P->nd), P->w, P->istr[P->nd - 1],
-                           1, NULL, 0);
-    }
-    return runs * 16 > ns * P->w;
-}
+static int noisy(const plan *P) { return sampled_density(P) * 16 > 65536; }
 
 voxa_status voxa_label(const voxa_array *in, const unsigned char *structure, int connectivity,
                        voxa_array *out, int64_t *nlabels) {
@@ -538,7 +601,26 @@ voxa_status voxa_label(const voxa_array *in, const unsigned char *structure, int
                  (long long)P->nlines + 1);
     P->line_off[0] = 0;
     int64_t grain = voxa__label_min_block / P->w + 1;
-    if ((st = voxa__parallel_for(P->nlines, grain, count_block, P)) != VOXA_OK) goto done;
+    {
+        const char *env = getenv("VOXA_LABEL_ONESCAN");
+        int mode = voxa__label_one_scan == 1 && env && *env ? atoi(env) : voxa__label_one_scan;
+        if (mode > 1 || (mode == 1 && sampled_density(P) * 64 < 65536)) {
+            int nt = voxa__threads_for(P->nlines / grain + 1);
+            int64_t nc = nt > 1 ? 4 * (int64_t)nt : 1;
+            if (nc > P->nlines) nc = P->nlines;
+            P->nchunks = nc;
+            P->chunk_lo = voxa__malloc((size_t)nc + 1, sizeof *P->chunk_lo);
+            P->chunk_n = voxa__calloc((size_t)nc, sizeof *P->chunk_n);
+            P->chunk_cap = voxa__calloc((size_t)nc, sizeof *P->chunk_cap);
+            P->chunk_buf = voxa__calloc((size_t)nc, sizeof *P->chunk_buf);
+            VOXA_GOTO_IF(!P->chunk_lo || !P->chunk_n || !P->chunk_cap || !P->chunk_buf,
+                         VOXA_ENOMEM, "label: out of memory for %lld run chunks", (long long)nc);
+            for (int64_t c = 0; c <= nc; c++) P->chunk_lo[c] = P->nlines * c / nc;
+            if ((st = voxa__parallel_for(nc, 1, scan_chunk, P)) != VOXA_OK) goto done;
+        } else if ((st = voxa__parallel_for(P->nlines, grain, count_block, P)) != VOXA_OK) {
+            goto done;
+        }
+    }
     for (int64_t l = 0; l < P->nlines; l++) P->line_off[l + 1] += P->line_off[l];
     int64_t nruns = P->line_off[P->nlines];
     /* (at least one entry: the output pass indexes these even with no runs) */
@@ -566,7 +648,11 @@ voxa_status voxa_label(const voxa_array *in, const unsigned char *structure, int
                          (long long)words);
             P->unite_bits = voxa__label_unite_bits_kernel();
         }
-        if ((st = voxa__parallel_for(P->nlines, grain, fill_block, P)) != VOXA_OK) goto done;
+        if (P->chunk_buf && !P->bits) { /* one scan: the runs are in the chunks */
+            if ((st = voxa__parallel_for(P->nchunks, 1, copy_chunk, P)) != VOXA_OK) goto done;
+        } else if ((st = voxa__parallel_for(P->nlines, grain, fill_block, P)) != VOXA_OK) {
+            goto done;
+        }
 
         /* 2. union: one block of lines per thread, then the seams */
         /* (few runs: one block; a parallel region would cost more than it saves) */
@@ -604,6 +690,11 @@ done:
         voxa__free(P->bits);
         voxa__free(P->starts);
         voxa__free(P->pc);
+        for (int64_t c = 0; P->chunk_buf && c < P->nchunks; c++) free(P->chunk_buf[c]);
+        voxa__free(P->chunk_buf);
+        voxa__free(P->chunk_lo);
+        voxa__free(P->chunk_n);
+        voxa__free(P->chunk_cap);
         voxa__free(P);
     }
     if (st != VOXA_OK && nlabels) *nlabels = 0;

@@ -88,6 +88,10 @@ int voxa__label_blocks_applies(const voxa__label_blocks_in *a);
 voxa_status voxa__label_blocks(const voxa__label_blocks_in *a, int64_t maxlab, int64_t *nlabels);
 extern int voxa__label_use_blocks;
 
+/* Runs in one scan of the input (0 never, 1 auto on masks with few runs, 2
+ * always; label.c); with 1, VOXA_LABEL_ONESCAN=0|1|2 takes its place. */
+extern int voxa__label_one_scan;
+
 /* Set by the op (op_label.c) around one call on the calling thread when the
  * caller says the output already holds zeros (a freshly calloc'ed array):
  * voxa_label then writes only the labels, not the background. */

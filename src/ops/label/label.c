@@ -22,7 +22,8 @@
  *             x-1:   # @      (run merge)            x-1:   # @
  *
  *  1. Runs. Every line along the last axis is scanned into runs [s, e);
- *     a counting pass sizes the table exactly, a fill pass stores it. Runs
+ *     a counting pass sizes the table exactly, a fill pass stores it (on
+ *     masks with few runs, one scan into per-chunk buffers: scan_chunk). Runs
  *     are numbered in raster order of their first voxel.
  *  2. Union. For each line and each neighbour line, the two sorted run
  *     lists are swept together (two pointers); runs whose voxels are within

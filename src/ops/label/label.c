@@ -23,7 +23,7 @@
  *
  *  1. Runs. Every line along the last axis is scanned into runs [s, e);
  *     a counting pass sizes the table exactly, a fill pass stores it (on
- *     masks with few runs, one scan into per-chunk buffers: scan_chunk). Runs
+ *     masks with few runs, one scan into per-chunk buffers: label_scan.c). Runs
  *     are numbered in raster order of their first voxel.
  *  2. Union. For each line and each neighbour line, the two sorted run
  *     lists are swept together (two pointers); runs whose voxels are within
@@ -50,60 +50,28 @@
  * Cost: time O(voxels) reads + O(runs x neighbour lines) + O(voxels)
  * writes. Memory beyond the output: 16 bytes per run (s, e as uint32;
  * parent/label as int64) + 8 bytes per line (+ 5/16 byte per voxel of
- * line bitmaps on the bitmap path). Runs <= voxels/2 (a checker board),
+ * line bitmaps on the bitmap path; one scan: up to 2x the run table more,
+ * in chunk buffers, until they are copied). Runs <= voxels/2 (a checker board),
  * ~voxels/4 for 50 % random noise, tiny for masks of blobs. Files:
- * label_runs.c (typed scans and output writes), label_bits.c (bitmap union).
+ * label_scan.c (pass 1), label_runs.c (typed scans and output writes),
+ * label_bits.c (bitmap union).
  * Full connectivity (26 / 8) on noisy byte masks takes label_blocks.c
  * instead: union-find on 2x2x2 blocks, a constant cost per block where this
  * file's cost grows with the runs (chosen by a sampled run density).
  * Limit: the last (non-unit) axis must be shorter than 2^32. */
 #define _GNU_SOURCE /* madvise(MADV_HUGEPAGE) */
-#include "label_internal.h"
+#include "label_plan.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
-#define NGROUPS_MAX 1093
+_Thread_local int voxa__label_zeroed;
 
 /* Least voxels per parallel block (a tuning knob; tests lower it to cut
  * small volumes into many blocks and so exercise the seams). */
-_Thread_local int voxa__label_zeroed;
-
 int64_t voxa__label_min_block = 1 << 16; /* (3^7 - 1) / 2 neighbour lines for ndim 8 */
 
-typedef struct plan {
-    int nd;                        /* dims after dropping unit axes, >= 1 */
-    int64_t shape[VOXA_MAXDIM];
-    int64_t istr[VOXA_MAXDIM], ostr[VOXA_MAXDIM];
-    const char *in;
-    char *out;
-    int64_t nlines, w;             /* lines and their length (last axis) */
-    int merge;                     /* last-axis neighbour: runs, not voxels */
-    int ngroups;
-    int64_t reach;                 /* max lines back a neighbour line lies */
-    int64_t gdelta[NGROUPS_MAX];   /* line index offset of each group */
-    uint8_t gneg[NGROUPS_MAX], gpos[NGROUPS_MAX]; /* dims with -1 / +1 */
-    uint8_t gmask[NGROUPS_MAX];    /* allowed dx: bit 0 = -1, 1 = 0, 2 = +1 */
-    uint8_t gcover[NGROUPS_MAX];   /* corner pruning applies (3-D, bitmap union) */
-    int64_t gcov1[NGROUPS_MAX], gcov2[NGROUPS_MAX]; /* line offsets of its covers */
-    voxa__runs_fn runs_fn;
-    voxa__write_fn write_fn;
-    int zeroed;                    /* out holds zeros: write the runs only */
-    int portable;                  /* byte masks: the portable kernels (tests) */
-    int64_t *line_off;             /* nlines + 1 */
-    voxa__run *runs;
-    int64_t *parent;               /* parent, then label, of every run */
-    int64_t nblocks, *block_lo;    /* union blocks (nblocks + 1 bounds) */
-    /* bitmap union (byte masks with many runs; see label_bits.c) */
-    int64_t nw;                    /* 64-bit words per line */
-    uint64_t *bits, *starts;       /* nlines * nw each, or NULL */
-    uint32_t *pc;                  /* nlines * nw */
-    voxa__unite_bits_fn unite_bits;
-    /* one-scan runs (masks with few runs): per-chunk run buffers */
-    int64_t nchunks, *chunk_lo, *chunk_n, *chunk_cap;
-    voxa__run **chunk_buf;
-} plan;
 
 /* The run tables can be tens of MB; fresh 4 KiB pages cost a fault each,
  * which on noisy masks is a good part of the run time. Big tables ask for
@@ -121,141 +89,6 @@ void *voxa__label_table_alloc(size_t n, size_t size) {
 #endif
     return p;
 }
-
-/* Multi-index of line `l` (dims 0..nd-2), and its byte offsets. */
-static void line_index(const plan *P, int64_t l, int64_t *idx) {
-    for (int d = P->nd - 2; d >= 0; d--) {
-        idx[d] = l % P->shape[d];
-        l /= P->shape[d];
-    }
-}
-
-static int64_t line_offset(const int64_t *idx, const int64_t *str, int nd) {
-    int64_t off = 0;
-    for (int d = 0; d < nd - 1; d++) off += idx[d] * str[d];
-    return off;
-}
-
-static void line_next(const plan *P, int64_t *idx) {
-    for (int d = P->nd - 2; d >= 0; d--) {
-        if (++idx[d] < P->shape[d]) return;
-        idx[d] = 0;
-    }
-}
-
-/* Border masks of a line: bit d set if idx[d] is at 0 / at shape-1. */
-static void line_borders(const plan *P, const int64_t *idx, unsigned *lo, unsigned *hi) {
-    *lo = *hi = 0;
-    for (int d = 0; d < P->nd - 1; d++) {
-        if (idx[d] == 0) *lo |= 1u << d;
-        if (idx[d] == P->shape[d] - 1) *hi |= 1u << d;
-    }
-}
-
-/* ---- pass 1: runs ------------------------------------------------------------ */
-
-static voxa_status count_block(int64_t b, int64_t e, int tid, void *ctx) {
-    plan *P = ctx;
-    int64_t idx[VOXA_MAXDIM];
-    line_index(P, b, idx);
-    for (int64_t l = b; l < e; l++, line_next(P, idx))
-        P->line_off[l + 1] = P->runs_fn(P->in + line_offset(idx, P->istr, P->nd), P->w,
-                                        P->istr[P->nd - 1], P->merge, NULL, 0);
-    return VOXA_OK;
-}
-
-static voxa_status fill_block(int64_t b, int64_t e, int tid, void *ctx) {
-    plan *P = ctx;
-    int64_t idx[VOXA_MAXDIM];
-    line_index(P, b, idx);
-    /* The fast fill scribbles on the slot after a line's runs; from the last
-     * line with runs on (all of whose followers in the block are empty),
-     * that slot is the next block's, so those lines take the careful path. */
-    int64_t end_slot = P->line_off[e];
-    int last_block = e == P->nlines;
-    if (P->bits) { /* byte masks: runs and the line bitmaps in one scan */
-        for (int64_t l = b; l < e; l++, line_next(P, idx))
-            voxa__label_fill_bits(P->in + line_offset(idx, P->istr, P->nd), P->w,
-                                  P->runs + P->line_off[l], P->bits + l * P->nw,
-                                  P->starts + l * P->nw, P->pc + l * P->nw, P->portable);
-        for (int64_t r = P->line_off[b]; r < P->line_off[e]; r++) P->parent[r] = r;
-        return VOXA_OK;
-    }
-    for (int64_t l = b; l < e; l++, line_next(P, idx))
-        P->runs_fn(P->in + line_offset(idx, P->istr, P->nd), P->w, P->istr[P->nd - 1],
-                   P->merge, P->runs + P->line_off[l],
-                   !last_block && P->line_off[l + 1] == end_slot);
-    for (int64_t r = P->line_off[b]; r < P->line_off[e]; r++) P->parent[r] = r;
-    return VOXA_OK;
-}
-
-/* One scan (masks with few runs: smooth objects, W1): each chunk of lines
- * stores its runs into its own growing buffer while counting them, and the
- * buffers are copied into the exact table afterwards. This reads the input
- * once instead of twice (count, then fill) at the price of copying the runs
- * (8 bytes each), which is cheap when runs are rare and is why noisy masks
- * keep the two scans. A line takes at most (w + 1) / 2 runs (w without run
- * merging) plus the fast fill's scribble slot; the buffer grows (doubling)
- * to hold that before each line. */
-static voxa_status scan_chunk(int64_t c0, int64_t c1, int tid, void *ctx) {
-    plan *P = ctx;
-    for (int64_t c = c0; c < c1; c++) {
-        int64_t b = P->chunk_lo[c], e = P->chunk_lo[c + 1], n = 0, cap = P->chunk_cap[c];
-        voxa__run *buf = P->chunk_buf[c];
-        int64_t need = (P->merge ? (P->w + 1) / 2 : P->w) + 1, idx[VOXA_MAXDIM];
-        if (b >= e) continue;
-        line_index(P, b, idx);
-        for (int64_t l = b; l < e; l++, line_next(P, idx)) {
-            if (cap - n < need) {
-                int64_t ncap = 2 * cap > n + need ? 2 * cap : n + need;
-                voxa__run *nb = realloc(buf, (size_t)ncap * sizeof *nb);
-                if (!nb) {
-                    P->chunk_buf[c] = buf;
-                    return voxa__error(VOXA_ENOMEM, "label: out of memory for %lld runs",
-                                       (long long)ncap);
-                }
-                buf = nb;
-                cap = ncap;
-            }
-            int64_t k = P->runs_fn(P->in + line_offset(idx, P->istr, P->nd), P->w,
-                                   P->istr[P->nd - 1], P->merge, buf + n, 0);
-            P->line_off[l + 1] = k;
-            n += k;
-        }
-        P->chunk_buf[c] = buf;
-        P->chunk_n[c] = n;
-        P->chunk_cap[c] = cap;
-    }
-    return VOXA_OK;
-}
-
-static voxa_status copy_chunk(int64_t c0, int64_t c1, int tid, void *ctx) {
-    plan *P = ctx;
-    for (int64_t c = c0; c < c1; c++) {
-        int64_t r0 = P->line_off[P->chunk_lo[c]], n = P->chunk_n[c];
-        if (n) memcpy(P->runs + r0, P->chunk_buf[c], (size_t)n * sizeof *P->runs);
-        for (int64_t r = r0; r < r0 + n; r++) P->parent[r] = r;
-    }
-    return VOXA_OK;
-}
-
-/* Runs per voxel on a sample of up to 256 lines spread over the volume, as
- * runs * 65536 / voxels (the noisy test and the one-scan choice). */
-static int64_t sampled_density(const plan *P) {
-    int64_t ns = P->nlines < 256 ? P->nlines : 256, runs = 0, idx[VOXA_MAXDIM];
-    for (int64_t k = 0; k < ns; k++) {
-        line_index(P, k * P->nlines / ns, idx);
-        runs += P->runs_fn(P->in + line_offset(idx, P->istr, P->nd), P->w, P->istr[P->nd - 1],
-                           1, NULL, 0);
-    }
-    return runs * 65536 / (ns * P->w);
-}
-
-/* One scan, 0: never (always count, then fill), 1 (default): when the
- * sampled mask has fewer than one run per 64 voxels (then the bitmap union,
- * which needs the second scan, is unlikely), 2: always. With 1, the
- * environment variable VOXA_LABEL_ONESCAN=0|1|2 takes its place (tests). */
-int voxa__label_one_scan = 1;
 
 /* ---- pass 2: union ------------------------------------------------------------ */
 
@@ -552,7 +385,7 @@ static void make_plan(plan *P, const voxa_array *in, const voxa_array *out,
  * up to 256 lines spread over the volume? There the block path (about a
  * constant cost per block) beats the run path (a cost per run); on masks of
  * objects (long runs, W1, blobs) the run path is faster. */
-static int noisy(const plan *P) { return sampled_density(P) * 16 > 65536; }
+static int noisy(const plan *P) { return voxa__label_sampled_density(P) * 16 > 65536; }
 
 voxa_status voxa_label(const voxa_array *in, const unsigned char *structure, int connectivity,
                        voxa_array *out, int64_t *nlabels) {
@@ -605,7 +438,7 @@ voxa_status voxa_label(const voxa_array *in, const unsigned char *structure, int
     {
         const char *env = getenv("VOXA_LABEL_ONESCAN");
         int mode = voxa__label_one_scan == 1 && env && *env ? atoi(env) : voxa__label_one_scan;
-        if (mode > 1 || (mode == 1 && sampled_density(P) * 64 < 65536)) {
+        if (mode > 1 || (mode == 1 && voxa__label_sampled_density(P) * 64 < 65536)) {
             int nt = voxa__threads_for(P->nlines / grain + 1);
             int64_t nc = nt > 1 ? 4 * (int64_t)nt : 1;
             if (nc > P->nlines) nc = P->nlines;
@@ -617,8 +450,8 @@ voxa_status voxa_label(const voxa_array *in, const unsigned char *structure, int
             VOXA_GOTO_IF(!P->chunk_lo || !P->chunk_n || !P->chunk_cap || !P->chunk_buf,
                          VOXA_ENOMEM, "label: out of memory for %lld run chunks", (long long)nc);
             for (int64_t c = 0; c <= nc; c++) P->chunk_lo[c] = P->nlines * c / nc;
-            if ((st = voxa__parallel_for(nc, 1, scan_chunk, P)) != VOXA_OK) goto done;
-        } else if ((st = voxa__parallel_for(P->nlines, grain, count_block, P)) != VOXA_OK) {
+            if ((st = voxa__parallel_for(nc, 1, voxa__label_scan_chunk, P)) != VOXA_OK) goto done;
+        } else if ((st = voxa__parallel_for(P->nlines, grain, voxa__label_count_block, P)) != VOXA_OK) {
             goto done;
         }
     }
@@ -650,8 +483,8 @@ voxa_status voxa_label(const voxa_array *in, const unsigned char *structure, int
             P->unite_bits = voxa__label_unite_bits_kernel();
         }
         if (P->chunk_buf && !P->bits) { /* one scan: the runs are in the chunks */
-            if ((st = voxa__parallel_for(P->nchunks, 1, copy_chunk, P)) != VOXA_OK) goto done;
-        } else if ((st = voxa__parallel_for(P->nlines, grain, fill_block, P)) != VOXA_OK) {
+            if ((st = voxa__parallel_for(P->nchunks, 1, voxa__label_copy_chunk, P)) != VOXA_OK) goto done;
+        } else if ((st = voxa__parallel_for(P->nlines, grain, voxa__label_fill_block, P)) != VOXA_OK) {
             goto done;
         }
 

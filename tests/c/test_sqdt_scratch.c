@@ -30,16 +30,26 @@ static void test_formula(void) {
     CHECK(voxa__sqdt_line_bytes(&q) == 0);
     q = desc(1, one, VOXA__SQDT_F32, NULL);
     CHECK(voxa__sqdt_line_bytes(&q) == 0);
-    /* (3, 1e7): the pass along axis 0 has lines of 3 (was 1.76 GB per thread) */
+    /* (3, 1e7): the pass along axis 0 has lines of 3 (was 1.76 GB per thread);
+     * squared distances may pass 2^32, so the values are double */
     q = desc(2, wide, VOXA__SQDT_F32, NULL);
-    CHECK(voxa__sqdt_line_bytes(&q) == ints(64, 3));
+    CHECK(voxa__sqdt_line_bytes(&q) == dbls(16, 3));
     q = desc(2, wide, VOXA__SQDT_F64, NULL);
     CHECK(voxa__sqdt_line_bytes(&q) == dbls(16, 3));
     q = desc(2, wide, VOXA__SQDT_F32, sp2); /* double storage */
     CHECK(voxa__sqdt_line_bytes(&q) == dbls(16, 3));
-    /* (1e7, 3): long lines, only 3 side by side, n > 8192: tw = min(16, 3) */
+    /* (1e7, 3): long lines, only 3 side by side: tw = min(16, 3) */
     q = desc(2, tall, VOXA__SQDT_F32, NULL);
-    CHECK(voxa__sqdt_line_bytes(&q) == ints(3, 10000000));
+    CHECK(voxa__sqdt_line_bytes(&q) == dbls(3, 10000000));
+    /* integer values (max squared distance below 2^32): 64 columns when the
+     * axis has <= 8192 voxels, else 16, never more than the lines across */
+    int64_t iw[2] = {3, 60000}, it[2] = {60000, 3}, iw2[2] = {60000, 40};
+    q = desc(2, iw, VOXA__SQDT_F32, NULL);
+    CHECK(voxa__sqdt_line_bytes(&q) == ints(64, 3));
+    q = desc(2, it, VOXA__SQDT_F32, NULL);
+    CHECK(voxa__sqdt_line_bytes(&q) == ints(3, 60000));
+    q = desc(2, iw2, VOXA__SQDT_F32, NULL);
+    CHECK(voxa__sqdt_line_bytes(&q) == ints(16, 60000));
     q = desc(2, tall, VOXA__SQDT_U32_SQ, NULL);
     CHECK(voxa__sqdt_line_bytes(&q) == ints(3, 10000000));
     q = desc(2, tall, VOXA__SQDT_F64_SQ, NULL);

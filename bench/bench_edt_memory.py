@@ -89,6 +89,8 @@ def main():
                 print(f"| {label} | {n} | {threads} | {name} | {i / mb:.0f} | {o / mb:.0f} | "
                       f"{r0 / mb:.0f} | {r1 / mb:.0f} | {(r1 - r0) / mb:.0f} |", flush=True)
     shutil.rmtree(os.path.dirname(mask))
+    if before:
+        shutil.rmtree(pkgs[0][1])
 
 
 if __name__ == "__main__":

@@ -54,6 +54,9 @@ typedef struct stage_ctx {
     void *buf;          /* storage between passes */
     int u16;            /* integer storage is uint16 (thresholds < 65535) */
     int buf_double;     /* 1: double, 0: uint32 */
+    int buf_dist;       /* 2-D float32: pass 1 leaves row distances d as
+                           uint32 in the output; loaded as d * d * s2_row */
+    double s2_row;
     int64_t n, inner, nti; /* line length, stride (elements), inner tiles */
     double s2;          /* spacing^2 of the axis */
     double cap;         /* values > cap are stored as +inf */
@@ -73,6 +76,10 @@ static inline int64_t isqrt_of(const stage_ctx *c, int64_t v) {
 }
 
 static inline double load(const stage_ctx *c, int64_t i) {
+    if (c->buf_dist) {
+        uint32_t u = ((const uint32_t *)c->buf)[i];
+        return u == UINT32_MAX ? INFINITY : (double)u * (double)u * c->s2_row;
+    }
     if (c->buf_double) return ((const double *)c->buf)[i];
     uint32_t u = ((const uint32_t *)c->buf)[i];
     return u == UINT32_MAX ? INFINITY : (double)u;
@@ -142,6 +149,9 @@ static voxa_status first_rows(int64_t lo, int64_t hi, int tid, void *vc) {
         } else if (int_path) {
             uint32_t *dst = (uint32_t *)c->buf + base;
             ROW_SCAN(dst[x] = d > 65535 || d * d > icap ? UINT32_MAX : (uint32_t)(d * d));
+        } else if (c->buf_dist) { /* the same double as below, on load */
+            uint32_t *dst = (uint32_t *)c->buf + base;
+            ROW_SCAN(dst[x] = d >= none / 2 ? UINT32_MAX : (uint32_t)d);
         } else if (c->final) {
             ROW_SCAN(emit(p, base + x,
                           d >= none / 2 ? INFINITY : (double)d * (double)d * c->s2));
@@ -558,7 +568,16 @@ voxa_status voxa__sqdt_run(const voxa__sqdt *pin) {
         int bytes = storage_bytes(p, maxd2);
         c.buf_double = bytes == 8;
         c.u16 = bytes == 2;
-        if (bytes == 4 && p->mode == VOXA__SQDT_F32 && !p->scratch) {
+        if (bytes == 8 && p->mode == VOXA__SQDT_F32 && nd == 2 && !p->scratch &&
+            p->shape[1] < (int64_t)UINT32_MAX) {
+            /* 2-D float32 whose squared distances may pass 2^32 (long axes,
+             * or spacing): pass 1 keeps the row distance d itself, which
+             * fits the output's 4 bytes, and the only other pass squares it
+             * on load exactly as pass 1 would have (no 8 B/voxel storage) */
+            c.buf = p->out;
+            c.buf_dist = 1;
+            c.s2_row = p->spacing ? p->spacing[1] * p->spacing[1] : 1.0;
+        } else if (bytes == 4 && p->mode == VOXA__SQDT_F32 && !p->scratch) {
             /* float32 output: the uint32 storage can live in the output itself,
              * since every pass reads a whole tile before writing it back */
             c.buf = p->out;

@@ -1,8 +1,8 @@
 /* sqdt line scratch: voxa__sqdt_line_bytes against its formula (docs/morph.md,
  * src/core/sqdt.h) on shapes whose longest axis has few lines across it, where
  * the old sizing (176 bytes x the longest axis per thread) reserved gigabytes;
- * and runs on thin and 1-D shapes (tiles narrower than 16/64 columns) against
- * a brute-force distance. */
+ * and runs on thin shapes (tiles narrower than 16/64 columns; 2-D float32
+ * keeping row distances in the output) against a brute-force distance. */
 #include "vtest.h"
 #include "sqdt.h"
 
@@ -91,7 +91,8 @@ static double brute2(const uint8_t *a, const int64_t *sh, int64_t y, int64_t x, 
 
 static void test_thin_runs(void) {
     unsigned long long seed = 0x2545f4914f6cdd1dull;
-    int64_t shapes[][2] = {{1, 37}, {50, 1}, {50, 3}, {3, 50}, {9000, 2}, {17, 15}, {2, 70}};
+    int64_t shapes[][2] = {{1, 37}, {50, 1}, {50, 3}, {3, 50}, {9000, 2}, {17, 15}, {2, 70},
+                          {2, 70000}, {70000, 2}}; /* squared distances past 2^32 */
     double unit[2] = {1, 1}, aniso[2] = {1.7, 0.6};
     for (int t = 1; t <= 3; t += 2) {
         voxa_set_threads(t);

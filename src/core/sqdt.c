@@ -26,7 +26,9 @@
  * only rounded quantity is the intersection abscissa of two parabolas, a
  * rational with denominator <= 2n: rounding cannot move it across an integer,
  * so the envelope read at integer p is exact. Values are stored between
- * passes as uint32 (unit spacing, 4 bytes/voxel) or double.
+ * passes as uint32 (unit spacing, 4 bytes/voxel) or double; a 2-D float32
+ * output instead keeps pass 1's row distances d (uint32, in the output) and
+ * the last pass squares them on load with pass 1's own arithmetic.
  *
  * Borders: with `border` set, every voxel outside the volume is a target.
  * That equals one extra target parabola of height 0 at q = -1 and q = n on

@@ -41,7 +41,7 @@ size_t voxa__sqdt_scratch_bytes(const voxa__sqdt *p);
  * largest over its passes along axes 0..ndim-2 (or 1..ndim-1 in the threshold
  * order) of 8 (tw + 4) (n + 2) for double storage or (8 tw + 24) (n + 2) for
  * integer storage, n the axis length and tw = min(16 or 64, product of the
- * later axes); plus 2048 in the threshold order; 0 for 1-D inputs. */
+ * later axes); at least 2048 in the threshold order; 0 for 1-D inputs. */
 size_t voxa__sqdt_line_bytes(const voxa__sqdt *p);
 
 /* Exact separable squared distance transform (Felzenszwalb-Huttenlocher

@@ -366,7 +366,8 @@ static voxa_status slow_lines_int(int64_t lo, int64_t hi, int tid, void *vc) {
     char *mem = c->scratch + (size_t)tid * c->per_thread;
     const int64_t tw = c->tw;
     uint32_t *g = (uint32_t *)mem;                 /* tw * n */
-    int64_t *v = (int64_t *)(g + tw * (n + 2));    /* n + 2 */
+    /* v: 8-byte aligned (tw may be odd); the pad fits the formula */
+    int64_t *v = (int64_t *)(g + ((tw * (n + 2) + 1) & ~(int64_t)1)); /* n + 2 */
     int64_t *h = v + n + 2;                        /* n + 2 */
     int64_t *reach = h + n + 2;                    /* n + 2 */
     uint32_t *fo = (uint32_t *)(reach + n + 2);    /* tw * n */

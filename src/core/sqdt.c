@@ -11,15 +11,24 @@
  *      lower envelope of parabolas rooted at (q, f(q)), built in one stack
  *      pass and read back in a second: O(n) per line.
  * Total O(ndim * N) time whatever the distances; lines are independent and
- * run in parallel. Lines along slow axes are gathered TILE at a time (TILE
+ * run in parallel. Lines along slow axes are gathered tw at a time (tw
  * neighbours along the fastest axis share cache lines) into per-thread
  * scratch, processed, and scattered back.
+ *
+ * Memory: the storage between passes (voxa__sqdt_scratch_bytes) plus, per
+ * thread, the largest line scratch of the passes (voxa__sqdt_line_bytes):
+ * for a slow pass along an axis of n voxels with `inner` lines side by side,
+ * tw = min(16 or 64, inner) and 8 (tw + 4) (n + 2) bytes (double storage) or
+ * (8 tw + 24) (n + 2) (integers); pass 1 (rows) needs none. So a long axis
+ * costs its own pass only, and a 1-D input needs no line scratch.
  *
  * Exactness: with unit spacing every value is an integer below 2^53 and the
  * only rounded quantity is the intersection abscissa of two parabolas, a
  * rational with denominator <= 2n: rounding cannot move it across an integer,
  * so the envelope read at integer p is exact. Values are stored between
- * passes as uint32 (unit spacing, 4 bytes/voxel) or double.
+ * passes as uint32 (unit spacing, 4 bytes/voxel) or double; a 2-D float32
+ * output instead keeps pass 1's row distances d (uint32, in the output) and
+ * the last pass squares them on load with pass 1's own arithmetic.
  *
  * Borders: with `border` set, every voxel outside the volume is a target.
  * That equals one extra target parabola of height 0 at q = -1 and q = n on
@@ -47,6 +56,9 @@ typedef struct stage_ctx {
     void *buf;          /* storage between passes */
     int u16;            /* integer storage is uint16 (thresholds < 65535) */
     int buf_double;     /* 1: double, 0: uint32 */
+    int buf_dist;       /* 2-D float32: pass 1 leaves row distances d as
+                           uint32 in the output; loaded as d * d * s2_row */
+    double s2_row;
     int64_t n, inner, nti; /* line length, stride (elements), inner tiles */
     double s2;          /* spacing^2 of the axis */
     double cap;         /* values > cap are stored as +inf */
@@ -66,6 +78,10 @@ static inline int64_t isqrt_of(const stage_ctx *c, int64_t v) {
 }
 
 static inline double load(const stage_ctx *c, int64_t i) {
+    if (c->buf_dist) {
+        uint32_t u = ((const uint32_t *)c->buf)[i];
+        return u == UINT32_MAX ? INFINITY : (double)u * (double)u * c->s2_row;
+    }
     if (c->buf_double) return ((const double *)c->buf)[i];
     uint32_t u = ((const uint32_t *)c->buf)[i];
     return u == UINT32_MAX ? INFINITY : (double)u;
@@ -91,13 +107,36 @@ static inline void emit(const voxa__sqdt *p, int64_t i, double f) {
     }
 }
 
-/* Pass 1: rows along the last axis, from the binary source. */
+/* Pass 1: rows along the last axis, from the binary source. Each run of
+ * non-targets between two targets (or a border sentinel) is written in one
+ * go, d = min(x - previous target, next target - x): no line scratch. */
+#define ROW_SCAN(PUT)                                                              \
+    do {                                                                           \
+        int64_t last = p->border ? -1 : -none, x = 0;                              \
+        while (x < n) {                                                            \
+            int64_t t = x;                                                         \
+            while (t < n && (s[t] != 0) != tv) t++;                                \
+            int64_t next = t < n ? t : (p->border ? n : 2 * none);                 \
+            for (; x < t; x++) {                                                   \
+                int64_t d = x - last, e = next - x;                                \
+                if (e < d) d = e;                                                  \
+                PUT;                                                               \
+            }                                                                      \
+            if (t < n) {                                                           \
+                int64_t d = 0;                                                     \
+                (void)d;                                                           \
+                PUT;                                                               \
+                last = t;                                                          \
+                x = t + 1;                                                         \
+            }                                                                      \
+        }                                                                          \
+    } while (0)
+
 static voxa_status first_rows(int64_t lo, int64_t hi, int tid, void *vc) {
+    (void)tid;
     const stage_ctx *c = vc;
     const voxa__sqdt *p = c->p;
     int64_t n = c->n;
-    double *f = (double *)(c->scratch + (size_t)tid * c->per_thread);
-    int64_t *di = (int64_t *)f;
     const uint8_t tv = (uint8_t)(p->target != 0);
     const int64_t none = INT64_MAX / 4;
     /* unit spacing into uint32 storage: integers only */
@@ -105,47 +144,27 @@ static voxa_status first_rows(int64_t lo, int64_t hi, int tid, void *vc) {
     const int64_t icap = c->cap >= 4294967294.0 ? 4294967294LL : (int64_t)c->cap;
     for (int64_t r = lo; r < hi; r++) {
         const uint8_t *s = p->src + r * n;
-        /* distance (in voxels) to the previous target, then the next one */
-        int64_t last = p->border ? -1 : -none;
-        for (int64_t x = 0; x < n; x++) {
-            if ((s[x] != 0) == tv) last = x;
-            di[x] = x - last;
-        }
-        int64_t next = p->border ? n : 2 * none;
-        if (int_path) {
-            if (c->u16) {
-                uint16_t *dst = (uint16_t *)c->buf + r * n;
-                for (int64_t x = n - 1; x >= 0; x--) {
-                    if ((s[x] != 0) == tv) next = x;
-                    int64_t d = di[x], e = next - x;
-                    if (e < d) d = e;
-                    dst[x] = d > 65535 || d * d > icap ? UINT16_MAX : (uint16_t)(d * d);
-                }
-                continue;
-            }
-            uint32_t *dst = (uint32_t *)c->buf + r * n;
-            for (int64_t x = n - 1; x >= 0; x--) {
-                if ((s[x] != 0) == tv) next = x;
-                int64_t d = di[x], e = next - x;
-                if (e < d) d = e;
-                dst[x] = d > 65535 || d * d > icap ? UINT32_MAX : (uint32_t)(d * d);
-            }
-            continue;
-        }
-        for (int64_t x = n - 1; x >= 0; x--) {
-            if ((s[x] != 0) == tv) next = x;
-            int64_t d = di[x], e = next - x;
-            if (e < d) d = e;
-            f[x] = d >= none / 2 ? INFINITY : (double)d * (double)d * c->s2;
-        }
         int64_t base = r * n;
-        if (c->final)
-            for (int64_t x = 0; x < n; x++) emit(p, base + x, f[x]);
-        else
-            for (int64_t x = 0; x < n; x++) store(c, base + x, f[x]);
+        if (int_path && c->u16) {
+            uint16_t *dst = (uint16_t *)c->buf + base;
+            ROW_SCAN(dst[x] = d > 65535 || d * d > icap ? UINT16_MAX : (uint16_t)(d * d));
+        } else if (int_path) {
+            uint32_t *dst = (uint32_t *)c->buf + base;
+            ROW_SCAN(dst[x] = d > 65535 || d * d > icap ? UINT32_MAX : (uint32_t)(d * d));
+        } else if (c->buf_dist) { /* the same double as below, on load */
+            uint32_t *dst = (uint32_t *)c->buf + base;
+            ROW_SCAN(dst[x] = d >= none / 2 ? UINT32_MAX : (uint32_t)d);
+        } else if (c->final) {
+            ROW_SCAN(emit(p, base + x,
+                          d >= none / 2 ? INFINITY : (double)d * (double)d * c->s2));
+        } else {
+            ROW_SCAN(store(c, base + x,
+                           d >= none / 2 ? INFINITY : (double)d * (double)d * c->s2));
+        }
     }
     return VOXA_OK;
 }
+#undef ROW_SCAN
 
 void voxa__sqdt_envelope(const double *g, int64_t n, double s2, int border, double cap,
                      double *f, int64_t *v, double *gv, double *z) {
@@ -180,20 +199,21 @@ void voxa__sqdt_envelope(const double *g, int64_t n, double s2, int border, doub
     }
 }
 
-/* Passes 2..ndim: lines along a slow axis, TILE neighbours at a time. */
+/* Passes 2..ndim: lines along a slow axis, tw neighbours at a time. */
 static voxa_status slow_lines(int64_t lo, int64_t hi, int tid, void *vc) {
     const stage_ctx *c = vc;
     const voxa__sqdt *p = c->p;
     int64_t n = c->n, inner = c->inner;
     char *mem = c->scratch + (size_t)tid * c->per_thread;
-    double *g = (double *)mem;            /* TILE * n */
-    double *f = g + TILE * n;             /* n */
+    const int64_t tw = c->tw;
+    double *g = (double *)mem;            /* tw * n */
+    double *f = g + tw * n;               /* n */
     double *gv = f + n;                   /* n + 2 */
     double *z = gv + n + 2;               /* n + 2 */
     int64_t *v = (int64_t *)(z + n + 2);  /* n + 2 */
     for (int64_t it = lo; it < hi; it++) {
-        int64_t o = it / c->nti, i0 = (it % c->nti) * TILE;
-        int64_t w = inner - i0 < TILE ? inner - i0 : TILE;
+        int64_t o = it / c->nti, i0 = (it % c->nti) * tw;
+        int64_t w = inner - i0 < tw ? inner - i0 : tw;
         int64_t base = o * n * inner + i0;
         for (int64_t q = 0; q < n; q++)
             for (int64_t j = 0; j < w; j++) g[j * n + q] = load(c, base + q * inner + j);
@@ -346,7 +366,8 @@ static voxa_status slow_lines_int(int64_t lo, int64_t hi, int tid, void *vc) {
     char *mem = c->scratch + (size_t)tid * c->per_thread;
     const int64_t tw = c->tw;
     uint32_t *g = (uint32_t *)mem;                 /* tw * n */
-    int64_t *v = (int64_t *)(g + tw * (n + 2));    /* n + 2 */
+    /* v: 8-byte aligned (tw may be odd); the pad fits the formula */
+    int64_t *v = (int64_t *)(g + ((tw * (n + 2) + 1) & ~(int64_t)1)); /* n + 2 */
     int64_t *h = v + n + 2;                        /* n + 2 */
     int64_t *reach = h + n + 2;                    /* n + 2 */
     uint32_t *fo = (uint32_t *)(reach + n + 2);    /* tw * n */
@@ -455,6 +476,56 @@ static double max_d2(const voxa__sqdt *p) {
     return m;
 }
 
+/* Storage between passes is double (else integers). */
+static int uses_double(const voxa__sqdt *p, double maxd2) {
+    if (p->mode == VOXA__SQDT_F64 || p->mode == VOXA__SQDT_F64_SQ) return 1;
+    if (p->mode == VOXA__SQDT_U32_SQ) return 0;
+    return storage_bytes(p, maxd2) == 8;
+}
+
+/* The threshold order (axis 0 first, rows last) applies. */
+static int threshold_order(const voxa__sqdt *p, int dbl) {
+    return p->mode == VOXA__SQDT_THRESHOLD && !dbl && p->ndim > 1;
+}
+
+/* Columns per tile of the slow pass along axis d (lines of n voxels, inner
+ * lines side by side): 16 (double) or 64 (integers, n <= 8192; 16 beyond,
+ * to keep the tile small), never more than the inner lines there are. */
+static int64_t pass_tw(const voxa__sqdt *p, int dbl, int d) {
+    int64_t inner = 1;
+    for (int e = d + 1; e < p->ndim; e++) inner *= p->shape[e];
+    int64_t tw = !dbl && p->shape[d] <= 8192 ? TILE_INT : TILE;
+    return inner < tw ? inner : tw;
+}
+
+/* Per-thread bytes of the slow pass along axis d: double, tw lines + the
+ * envelope (f, v, gv, z): 8 (tw + 4) (n + 2); integers, tw lines in and
+ * out + v, h, reach: (8 tw + 24) (n + 2). */
+static size_t pass_bytes(const voxa__sqdt *p, int dbl, int d) {
+    size_t n2 = (size_t)p->shape[d] + 2, tw = (size_t)pass_tw(p, dbl, d);
+    return dbl ? 8 * (tw + 4) * n2 : (8 * tw + 24) * n2;
+}
+
+static size_t line_bytes(const voxa__sqdt *p, double maxd2) {
+    int dbl = uses_double(p, maxd2);
+    size_t per = 0;
+    if (threshold_order(p, dbl)) per = ACH * sizeof(uint32_t); /* first_axis0 */
+    int d0 = threshold_order(p, dbl) ? 1 : 0, d1 = threshold_order(p, dbl) ? p->ndim : p->ndim - 1;
+    for (int d = d0; d < d1; d++) {
+        size_t b = pass_bytes(p, dbl, d);
+        if (b > per) per = b;
+    }
+    return per;
+}
+
+size_t voxa__sqdt_line_bytes(const voxa__sqdt *pin) {
+    voxa__sqdt local = *pin; /* the same clamp as voxa__sqdt_run */
+    if (local.mode == VOXA__SQDT_THRESHOLD && local.thr > max_d2(pin)) local.thr = max_d2(pin);
+    for (int d = 0; d < local.ndim; d++)
+        if (local.shape[d] == 0) return 0;
+    return line_bytes(&local, max_d2(&local));
+}
+
 size_t voxa__sqdt_scratch_bytes(const voxa__sqdt *pin) {
     voxa__sqdt local = *pin; /* the same clamp as voxa__sqdt_run */
     if (local.mode == VOXA__SQDT_THRESHOLD && local.thr > max_d2(pin)) local.thr = max_d2(pin);
@@ -472,11 +543,10 @@ voxa_status voxa__sqdt_run(const voxa__sqdt *pin) {
     if (local.mode == VOXA__SQDT_THRESHOLD && local.thr > max_d2(pin))
         local.thr = max_d2(pin);
     int nd = p->ndim;
-    int64_t total = 1, maxn = 1;
+    int64_t total = 1;
     double maxd2 = 0;
     for (int d = 0; d < nd; d++) {
         total *= p->shape[d];
-        if (p->shape[d] > maxn) maxn = p->shape[d];
         double s = p->spacing ? p->spacing[d] : 1.0;
         maxd2 += ((double)p->shape[d] + 1) * ((double)p->shape[d] + 1) * s * s;
     }
@@ -501,7 +571,16 @@ voxa_status voxa__sqdt_run(const voxa__sqdt *pin) {
         int bytes = storage_bytes(p, maxd2);
         c.buf_double = bytes == 8;
         c.u16 = bytes == 2;
-        if (bytes == 4 && p->mode == VOXA__SQDT_F32 && !p->scratch) {
+        if (bytes == 8 && p->mode == VOXA__SQDT_F32 && nd == 2 && !p->scratch &&
+            p->shape[1] < (int64_t)UINT32_MAX) {
+            /* 2-D float32 whose squared distances may pass 2^32 (long axes,
+             * or spacing): pass 1 keeps the row distance d itself, which
+             * fits the output's 4 bytes, and the only other pass squares it
+             * on load exactly as pass 1 would have (no 8 B/voxel storage) */
+            c.buf = p->out;
+            c.buf_dist = 1;
+            c.s2_row = p->spacing ? p->spacing[1] * p->spacing[1] : 1.0;
+        } else if (bytes == 4 && p->mode == VOXA__SQDT_F32 && !p->scratch) {
             /* float32 output: the uint32 storage can live in the output itself,
              * since every pass reads a whole tile before writing it back */
             c.buf = p->out;
@@ -513,13 +592,11 @@ voxa_status voxa__sqdt_run(const voxa__sqdt *pin) {
         if (!c.buf) c.buf = p->scratch ? p->scratch : owned;
     }
     int nt;
-    size_t per = (size_t)(TILE + 6) * (size_t)(maxn + 2) * sizeof(double);
-    if (per < ACH * sizeof(uint32_t)) per = ACH * sizeof(uint32_t);
-    /* integer passes: wider tiles (fewer strided visits of each row, fewer
-     * TLB misses on the slow axes) while the scratch stays small */
-    c.tw = maxn <= 8192 ? TILE_INT : TILE;
-    size_t per_int = (size_t)(8 * c.tw + 24) * (size_t)(maxn + 2);
-    if (per < per_int) per = per_int;
+    /* per-thread line scratch, sized by each pass's own lines (pass 1 needs
+     * none); integer passes take wider tiles (fewer strided visits of each
+     * row, fewer TLB misses on the slow axes) */
+    size_t per = line_bytes(p, maxd2);
+    if (per < 64) per = 64;
     scratch = voxa__thread_scratch(1, per, &nt);
     VOXA_GOTO_IF(!scratch, VOXA_ENOMEM, "edt: cannot allocate line scratch");
     c.scratch = scratch;
@@ -547,11 +624,12 @@ voxa_status voxa__sqdt_run(const voxa__sqdt *pin) {
             for (int e = d + 1; e < nd; e++) inner *= p->shape[e];
             c.n = p->shape[d];
             c.inner = inner;
+            c.tw = pass_tw(p, 0, d);
             c.nti = (inner + c.tw - 1) / c.tw;
             c.s2 = 1.0;
             c.final = d == nd - 1;
             int64_t items = (total / (c.n * inner)) * c.nti;
-            st = voxa__parallel_for_nt(items, voxa__grain(c.n * (inner < c.tw ? inner : c.tw)), nt, slow_lines_int, &c);
+            st = voxa__parallel_for_nt(items, voxa__grain(c.n * c.tw), nt, slow_lines_int, &c);
             if (st) goto done;
             if ((st = voxa__progress(p->progress, d + 1, nd))) goto done;
         }
@@ -571,7 +649,7 @@ voxa_status voxa__sqdt_run(const voxa__sqdt *pin) {
     for (int d = nd - 2; d >= 0; d--) {
         c.n = p->shape[d];
         c.inner = inner;
-        int64_t tw = c.buf_double ? TILE : c.tw;
+        int64_t tw = c.tw = pass_tw(p, c.buf_double, d);
         c.nti = (inner + tw - 1) / tw;
         c.s2 = p->spacing ? p->spacing[d] * p->spacing[d] : 1.0;
         c.final = d == 0;

@@ -37,10 +37,19 @@ typedef struct voxa__sqdt {
 /* Bytes of intermediate storage voxa__sqdt_run needs for p (0: none). */
 size_t voxa__sqdt_scratch_bytes(const voxa__sqdt *p);
 
+/* Bytes of line scratch voxa__sqdt_run allocates per thread for p: the
+ * largest over its passes along axes 0..ndim-2 (or 1..ndim-1 in the threshold
+ * order) of 8 (tw + 4) (n + 2) for double storage or (8 tw + 24) (n + 2) for
+ * integer storage, n the axis length and tw = min(16 or 64, product of the
+ * later axes); at least 2048 in the threshold order; 0 for 1-D inputs. */
+size_t voxa__sqdt_line_bytes(const voxa__sqdt *p);
+
 /* Exact separable squared distance transform (Felzenszwalb-Huttenlocher
  * lower envelope per axis). A voxel with no target anywhere gets +inf
- * (UINT32_MAX for u32). Temporary memory: 4 bytes/voxel (unit spacing) or 8
- * (other spacing), none when the output is f64. */
+ * (UINT32_MAX for u32). Temporary memory: the values between passes (none
+ * for f64/u32 outputs, nor for f32 with unit spacing, which keeps them in the
+ * output; else voxa__sqdt_scratch_bytes(p) unless p->scratch is given) plus
+ * voxa__sqdt_line_bytes(p) per thread. */
 voxa_status voxa__sqdt_run(const voxa__sqdt *p);
 
 /* One line: the lower envelope of the parabolas (q, g[q]) (plus height-0

@@ -1,0 +1,233 @@
+/* Exact squared EDT, the integer path (unit spacing; values stored as
+ * uint32, or uint16 below thresholds of 65535): no division anywhere, the
+ * envelope split at zeros, 64 columns gathered per tile. See sqdt.c's
+ * header for the algorithm, the exactness argument and the memory formula. */
+#include "sqdt_internal.h"
+
+#include <string.h>
+
+/* Threshold mode, pass 1 along axis 0 instead of the rows: a forward and a
+ * backward scan of "distance since the last target", elementwise over a
+ * chunk of contiguous positions (vectorisable, no gather). The rows are then
+ * free for the last pass, which reads and writes them contiguously. */
+voxa_status voxa__sqdt_first_axis0(int64_t lo, int64_t hi, int tid, void *vc) {
+    const stage_ctx *c = vc;
+    const voxa__sqdt *p = c->p;
+    int64_t n = c->n, inner = c->inner;
+    uint32_t *run = (uint32_t *)(c->scratch + (size_t)tid * c->per_thread);
+    const uint8_t tv = (uint8_t)(p->target != 0);
+    const uint32_t start = p->border ? 0 : 65535, big = 65535; /* run at q = -1 */
+    const int64_t icap = c->cap >= 4294967294.0 ? 4294967294LL : (int64_t)c->cap;
+    for (int64_t it = lo; it < hi; it++) {
+        int64_t i0 = it * ACH, w = inner - i0 < ACH ? inner - i0 : ACH;
+        for (int64_t j = 0; j < w; j++) run[j] = start;
+        for (int64_t q = 0; q < n; q++) {
+            const uint8_t *sq = p->src + q * inner + i0;
+            if (c->u16) {
+                uint16_t *b = (uint16_t *)c->buf + q * inner + i0;
+                for (int64_t j = 0; j < w; j++) {
+                    uint32_t r = (sq[j] != 0) == tv ? 0 : run[j] + 1;
+                    r = r > big ? big : r;
+                    run[j] = r;
+                    b[j] = (uint16_t)r;
+                }
+            } else {
+                uint32_t *b = (uint32_t *)c->buf + q * inner + i0;
+                for (int64_t j = 0; j < w; j++) {
+                    uint32_t r = (sq[j] != 0) == tv ? 0 : run[j] + 1;
+                    r = r > big ? big : r;
+                    run[j] = r;
+                    b[j] = r;
+                }
+            }
+        }
+        for (int64_t j = 0; j < w; j++) run[j] = start;
+        for (int64_t q = n - 1; q >= 0; q--) {
+            const uint8_t *sq = p->src + q * inner + i0;
+            if (c->u16) {
+                uint16_t *b = (uint16_t *)c->buf + q * inner + i0;
+                for (int64_t j = 0; j < w; j++) {
+                    uint32_t r = (sq[j] != 0) == tv ? 0 : run[j] + 1;
+                    r = r > big ? big : r;
+                    run[j] = r;
+                    int64_t d = r < b[j] ? r : b[j];
+                    b[j] = d >= big || d * d > icap ? UINT16_MAX : (uint16_t)(d * d);
+                }
+            } else {
+                uint32_t *b = (uint32_t *)c->buf + q * inner + i0;
+                for (int64_t j = 0; j < w; j++) {
+                    uint32_t r = (sq[j] != 0) == tv ? 0 : run[j] + 1;
+                    r = r > big ? big : r;
+                    run[j] = r;
+                    int64_t d = r < b[j] ? r : b[j];
+                    b[j] = d >= big || d * d > icap ? UINT32_MAX : (uint32_t)(d * d);
+                }
+            }
+        }
+    }
+    return VOXA_OK;
+}
+
+/* The lower envelope of one line, split at its zeros: a parabola rooted
+ * beyond a zero (a target of this line, g = 0) is above that zero's own
+ * parabola everywhere on the near side, so each run of non-zero values
+ * between two zeros (or a zero and a border sentinel, or the line's end)
+ * is an independent envelope of its own parabolas plus the two zeros. Zeros
+ * are written as 0 with no envelope work: on masks with much background most
+ * of every line is skipped. f: n values, UINT32_MAX for none or above cap.
+ * In integers: parabola q is h(q) = g(q) + q^2 minus the common x terms;
+ * the breakpoint of parabolas a < b, (h_b - h_a) / (2 (b - a)), is compared
+ * as a fraction (no division, exact). */
+static void envelope_runs(const uint32_t *g, int64_t n, int border, int64_t cap, int64_t *v,
+                          int64_t *h, uint32_t *f) {
+    int64_t x = 0;
+    while (x < n) {
+        if (g[x] == 0) {
+            f[x++] = 0;
+            continue;
+        }
+        int64_t a = x, b = x + 1;
+        while (b < n && g[b] != 0) b++;
+        int64_t k = -1;
+        if (a > 0 || border) { /* the zero (or sentinel) at a - 1 */
+            k = 0;
+            v[0] = a - 1;
+            h[0] = (a - 1) * (a - 1);
+        }
+        int64_t qhi = (b < n || border) ? b : b - 1;
+        for (int64_t q = a; q <= qhi; q++) {
+            int64_t gq = 0;
+            if (q < b) {
+                if (g[q] == UINT32_MAX || (int64_t)g[q] > cap) continue;
+                gq = g[q];
+            }
+            int64_t hq = gq + q * q;
+            while (k >= 1 &&
+                   (hq - h[k]) * (v[k] - v[k - 1]) <= (h[k] - h[k - 1]) * (q - v[k]))
+                k--;
+            k++;
+            v[k] = q;
+            h[k] = hq;
+        }
+        if (k < 0) {
+            for (; x < b; x++) f[x] = UINT32_MAX;
+            continue;
+        }
+        int64_t j = 0;
+        for (; x < b; x++) {
+            while (j < k && h[j + 1] - h[j] <= 2 * x * (v[j + 1] - v[j])) j++;
+            int64_t d = x - v[j];
+            int64_t fv = h[j] - v[j] * v[j] + d * d;
+            f[x] = fv > cap ? UINT32_MAX : (uint32_t)fv;
+        }
+    }
+}
+
+/* float32 of sqrt(d2) for an integer d2: sqrtf on the exact float when
+ * d2 < 2^24 (one rounding; equal to rounding the double sqrt to float, since
+ * double rounding of a square root is innocuous when 53 >= 2 * 24 + 2, and
+ * the C tests check every d2 < 2^24), else through double. */
+static inline float sqrt_f32(uint32_t d2) {
+    if (d2 == UINT32_MAX) return INFINITY;
+    if (d2 < (1u << 24)) return sqrtf((float)d2);
+    return (float)sqrt((double)d2);
+}
+
+voxa_status voxa__sqdt_slow_lines_int(int64_t lo, int64_t hi, int tid, void *vc) {
+    const stage_ctx *c = vc;
+    const voxa__sqdt *p = c->p;
+    int64_t n = c->n, inner = c->inner;
+    char *mem = c->scratch + (size_t)tid * c->per_thread;
+    const int64_t tw = c->tw;
+    uint32_t *g = (uint32_t *)mem;                 /* tw * n */
+    /* v: 8-byte aligned (tw may be odd); the pad fits the formula */
+    int64_t *v = (int64_t *)(g + ((tw * (n + 2) + 1) & ~(int64_t)1)); /* n + 2 */
+    int64_t *h = v + n + 2;                        /* n + 2 */
+    int64_t *reach = h + n + 2;                    /* n + 2 */
+    uint32_t *fo = (uint32_t *)(reach + n + 2);    /* tw * n */
+    uint32_t *buf = c->buf;
+    const int64_t cap = c->cap >= 4294967294.0 ? INT64_MAX : (int64_t)c->cap;
+    const int thr_mode = c->final && p->mode == VOXA__SQDT_THRESHOLD;
+    const int64_t T = thr_mode ? (int64_t)p->thr : 0;
+    const uint8_t on = (uint8_t)(p->invert ? 0 : 1), off = (uint8_t)!on;
+    for (int64_t it = lo; it < hi; it++) {
+        int64_t o = it / c->nti, i0 = (it % c->nti) * tw;
+        int64_t w = inner - i0 < tw ? inner - i0 : tw;
+        int64_t base = o * n * inner + i0;
+        if (c->u16) {
+            for (int64_t q = 0; q < n; q++) {
+                const uint16_t *src = (const uint16_t *)c->buf + base + q * inner;
+                for (int64_t j = 0; j < w; j++)
+                    g[j * n + q] = src[j] == UINT16_MAX ? UINT32_MAX : src[j];
+            }
+        } else {
+            for (int64_t q = 0; q < n; q++) {
+                const uint32_t *src = buf + base + q * inner;
+                for (int64_t j = 0; j < w; j++) g[j * n + q] = src[j];
+            }
+        }
+        for (int64_t j = 0; j < w; j++) {
+            const uint32_t *gl = g + j * n;
+            if (thr_mode) {
+                /* the last pass only asks "is some g(q) + (x-q)^2 <= T":
+                 * a union of intervals [q - w, q + w], w = isqrt(T - g(q)) */
+                for (int64_t x = 0; x < n; x++) reach[x] = -1;
+                int64_t lead = -1; /* reach of the sentinel at q = -1 */
+                if (p->border) {
+                    int64_t r = isqrt_of(c, T);
+                    lead = r - 1;
+                    int64_t s0 = n - r < 0 ? 0 : n - r;
+                    if (s0 < n) reach[s0] = n;
+                }
+                for (int64_t q = 0; q < n; q++) {
+                    int64_t gq = gl[q];
+                    if (gl[q] == UINT32_MAX || gq > T) continue;
+                    int64_t r = isqrt_of(c, T - gq);
+                    int64_t s0 = q - r < 0 ? 0 : q - r;
+                    if (q + r > reach[s0]) reach[s0] = q + r;
+                }
+                uint8_t *out = (uint8_t *)p->out + base + j;
+                int64_t cur = lead;
+                for (int64_t x = 0; x < n; x++) {
+                    if (reach[x] > cur) cur = reach[x];
+                    out[x * inner] = cur >= x ? on : off;
+                }
+                continue;
+            }
+        }
+        if (thr_mode) continue;
+        /* every column's envelope into fo, then written back row by row
+         * (contiguous runs of w values instead of w strided scatters) */
+        for (int64_t j = 0; j < w; j++)
+            envelope_runs(g + j * n, n, p->border, cap, v, h, fo + j * n);
+        if (!c->final && c->u16) {
+            for (int64_t x = 0; x < n; x++) {
+                uint16_t *dst = (uint16_t *)c->buf + base + x * inner;
+                for (int64_t j = 0; j < w; j++) {
+                    uint32_t fv = fo[j * n + x];
+                    dst[j] = fv == UINT32_MAX ? UINT16_MAX : (uint16_t)fv;
+                }
+            }
+        } else if (!c->final || p->mode == VOXA__SQDT_U32_SQ) {
+            uint32_t *dst0 = c->final ? (uint32_t *)p->out : buf;
+            for (int64_t x = 0; x < n; x++) {
+                uint32_t *dst = dst0 + base + x * inner;
+                for (int64_t j = 0; j < w; j++) dst[j] = fo[j * n + x];
+            }
+        } else if (p->mode == VOXA__SQDT_F32) {
+            for (int64_t x = 0; x < n; x++) {
+                float *dst = (float *)p->out + base + x * inner;
+                for (int64_t j = 0; j < w; j++) dst[j] = sqrt_f32(fo[j * n + x]);
+            }
+        } else {
+            for (int64_t x = 0; x < n; x++)
+                for (int64_t j = 0; j < w; j++) {
+                    uint32_t fv = fo[j * n + x];
+                    emit(p, base + x * inner + j, fv == UINT32_MAX ? INFINITY : (double)fv);
+                }
+        }
+    }
+    return VOXA_OK;
+}
+
+/* Storage choice: 0 none (float64 output holds it), 2/4 integer, 8 double. */

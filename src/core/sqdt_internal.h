@@ -1,0 +1,60 @@
+/* The exact squared EDT's private parts shared by its two files: sqdt.c
+ * (the planner, pass 1 on rows and the double/general envelope) and
+ * sqdt_int.c (the integer path: unit spacing, uint32/uint16 storage). */
+#ifndef VOXA_SQDT_INTERNAL_H
+#define VOXA_SQDT_INTERNAL_H
+
+#include "sqdt.h"
+
+#include <math.h>
+
+#define TILE 16
+#define TILE_INT 64
+#define ACH 512 /* positions per chunk of the axis-0 pass (threshold mode) */
+
+typedef struct stage_ctx {
+    const voxa__sqdt *p;
+    void *buf;          /* storage between passes */
+    int u16;            /* integer storage is uint16 (thresholds < 65535) */
+    int buf_double;     /* 1: double, 0: uint32 */
+    int buf_dist;       /* 2-D float32: pass 1 leaves row distances d as
+                           uint32 in the output; loaded as d * d * s2_row */
+    double s2_row;
+    int64_t n, inner, nti; /* line length, stride (elements), inner tiles */
+    double s2;          /* spacing^2 of the axis */
+    double cap;         /* values > cap are stored as +inf */
+    int final;          /* write the output instead of storage */
+    char *scratch;
+    size_t per_thread;  /* bytes */
+    const int32_t *isqrt; /* isqrt[i] = floor(sqrt(i)) for i <= thr, or NULL */
+    int64_t tw;         /* columns per tile of the integer passes */
+} stage_ctx;
+
+static inline int64_t isqrt_of(const stage_ctx *c, int64_t v) {
+    if (c->isqrt) return c->isqrt[v];
+    int64_t r = (int64_t)sqrt((double)v);
+    while (r * r > v) r--;
+    while ((r + 1) * (r + 1) <= v) r++;
+    return r;
+}
+
+static inline void emit(const voxa__sqdt *p, int64_t i, double f) {
+    switch (p->mode) {
+    case VOXA__SQDT_THRESHOLD:
+        ((uint8_t *)p->out)[i] = (uint8_t)((f <= p->thr) ^ (p->invert != 0));
+        break;
+    case VOXA__SQDT_F64: ((double *)p->out)[i] = sqrt(f); break;
+    case VOXA__SQDT_F32: ((float *)p->out)[i] = (float)sqrt(f); break;
+    case VOXA__SQDT_F64_SQ: ((double *)p->out)[i] = f; break;
+    case VOXA__SQDT_U32_SQ:
+        ((uint32_t *)p->out)[i] = f == INFINITY ? UINT32_MAX : (uint32_t)f;
+        break;
+    }
+}
+
+/* The integer path (sqdt_int.c): threshold mode's pass 1 along axis 0, and
+ * the slow passes on integer storage. parallel_for bodies over a stage_ctx. */
+voxa_status voxa__sqdt_first_axis0(int64_t lo, int64_t hi, int tid, void *vc);
+voxa_status voxa__sqdt_slow_lines_int(int64_t lo, int64_t hi, int tid, void *vc);
+
+#endif

@@ -34,7 +34,7 @@ import numpy as np
 import scipy.fft as sfft
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import (_read_status, _reset_peak, blob_mask, fmt_bytes, fmt_time,  # noqa: E402
+from common import (swap_ext, _read_status, _reset_peak, blob_mask, fmt_bytes, fmt_time,  # noqa: E402
                     interleave, loadavg, machine, paint_bbox, ratio_stats, w1_points)
 
 import cc3d  # noqa: E402
@@ -148,19 +148,6 @@ def bench_label():
 
 
 # ---- EDT -----------------------------------------------------------------------
-
-def swap_ext(ext):
-    """Point the Python layer at another build of the extension (returns the
-    previous one): voxa's modules call `_voxa.run_op` through their own
-    module attribute."""
-    import importlib
-    prev = voxa._voxa
-    for m in ("voxa", "voxa.distance", "voxa.morphology", "voxa.binary", "voxa._backend"):
-        mod = importlib.import_module(m)
-        if hasattr(mod, "_voxa"):
-            mod._voxa = ext
-    return prev
-
 
 def bench_edt():
     """voxa vs edt.edt; with --before=OLD_voxa.so also a copy of the extension

@@ -21,7 +21,7 @@ import scipy.ndimage as ndi
 from scipy.signal import fftconvolve
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import (blob_mask, fmt_bytes, fmt_time, interleave, load_other_ext,  # noqa: E402
+from common import (swap_ext, blob_mask, fmt_bytes, fmt_time, interleave, load_other_ext,  # noqa: E402
                     loadavg, machine, measure, ratio_stats, table)
 
 import voxa  # noqa: E402
@@ -84,18 +84,6 @@ def fill_holes_case(shape):
                             [("voxa", mv, "depth-first search over background runs"),
                              ("scipy.ndimage.binary_fill_holes", ms, "exact: equal")], "voxa"))
     return "\n".join(tables)
-
-
-def swap_ext(ext):
-    """Point voxa's Python modules at another build of the extension; returns
-    the previous one."""
-    import importlib
-    prev = voxa._voxa
-    for m in ("voxa", "voxa.distance", "voxa.morphology", "voxa.binary", "voxa._backend"):
-        mod = importlib.import_module(m)
-        if hasattr(mod, "_voxa"):
-            mod._voxa = ext
-    return prev
 
 
 def before_after(old_path, rounds, edt=True, cpu=False):

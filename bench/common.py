@@ -179,3 +179,17 @@ def load_other_ext(path):
     mod = importlib.util.module_from_spec(spec)
     loader.exec_module(mod)
     return mod
+
+
+def swap_ext(ext):
+    """Point voxa's Python modules at another build of the extension (from
+    load_other_ext); returns the previous one. voxa's modules call
+    `_voxa.run_op` through their own module attribute."""
+    import importlib
+    import voxa
+    prev = voxa._voxa
+    for m in ("voxa", "voxa.distance", "voxa.morphology", "voxa.binary", "voxa._backend"):
+        mod = importlib.import_module(m)
+        if hasattr(mod, "_voxa"):
+            mod._voxa = ext
+    return prev

@@ -25,9 +25,10 @@ Prints per mask/connectivity/thread count the medians (min-max) and the
 per-round ratios before/after and cc3d/after. --cpu: one thread only, timed
 as the calling thread's CPU time (time.thread_time), which a loaded machine
 inflates far less than wall time (voxa with 1 thread and cc3d both run in
-the calling thread). The new build is called as voxa.label calls it (output
-np.zeros, `zeroed` hint: only labels written), the old one into np.empty (as
-the old voxa.label did); --no-zeroed: both into np.empty, all voxels written."""
+the calling thread). Each build is called as its voxa.label calls it: output
+np.zeros with the `zeroed` hint (only labels written) where the build takes
+the hint, else np.empty (builds before the hint, e.g. f60bebf); --no-zeroed:
+both into np.empty, all voxels written."""
 import os
 import sys
 
@@ -112,6 +113,13 @@ def before_after(old_path):
     from common import blob_mask as frontier_blobs
     from common import interleave, load_other_ext, loadavg, ratio_stats
     old = load_other_ext(old_path)
+    # does each build take the `zeroed` hint (added after f60bebf)?
+    zeroed_ok = {True: True, False: True}
+    try:
+        old.run_op("label", np.ones((2, 2), bool), np.zeros((2, 2), np.int32), structure=None,
+                   connectivity=1, zeroed=True)
+    except Exception:
+        zeroed_ok[False] = False
     rounds = int(_arg("rounds", "11"))
     cpu = "--cpu" in sys.argv
     threads = [1] if cpu else [int(t) for t in _arg("threads", "1,2").split(",")]
@@ -144,12 +152,12 @@ def before_after(old_path):
             m = frontier_blobs(big)
 
         def run(mod, t, c):
-            # as voxa.label calls each build: the old one into np.empty, the
-            # new one into np.zeros with the `zeroed` hint (labels only)
-            new = mod is voxa._voxa and "--no-zeroed" not in sys.argv
+            # as voxa.label calls each build: into np.zeros with the `zeroed`
+            # hint (labels only) where the build has it, else into np.empty
+            z = zeroed_ok[mod is voxa._voxa] and "--no-zeroed" not in sys.argv
             def f():
                 mod.set_threads(t)
-                if new:
+                if z:
                     out = np.zeros(m.shape, np.int32)
                     return mod.run_op("label", m, out, structure=None, connectivity=c,
                                       zeroed=True), out

@@ -49,8 +49,10 @@
  *
  * Cost: time O(voxels) reads + O(runs x neighbour lines) + O(voxels)
  * writes. Memory beyond the output: 16 bytes per run (s, e as uint32;
- * parent/label as int64) + 8 bytes per line (+ 5/16 byte per voxel of
- * line bitmaps on the bitmap path; one scan: up to 2x the run table more,
+ * parent/label as int64) + 8 bytes per line (the bitmap path: 5/16 byte per
+ * voxel of line bitmaps and, unless a neighbour line allows only dx = -1
+ * and +1, 8 bytes per run, the runs being rebuilt from the bitmaps when
+ * written; one scan: up to 2x the run table more,
  * in chunk buffers, until they are copied). Runs <= voxels/2 (a checker board),
  * ~voxels/4 for 50 % random noise, tiny for masks of blobs. Files:
  * label_scan.c (pass 1), label_runs.c (typed scans and output writes),
@@ -213,12 +215,25 @@ static void union_seams(plan *P) {
 static voxa_status write_block(int64_t b, int64_t e, int tid, void *ctx) {
     plan *P = ctx;
     int64_t idx[VOXA_MAXDIM];
+    voxa__run *line_runs = NULL; /* no run table: one line's runs, from its bitmap */
+    if (P->runs_from_bits) {
+        line_runs = voxa__malloc((size_t)(P->w / 2 + 2), sizeof *line_runs);
+        if (!line_runs)
+            return voxa__error(VOXA_ENOMEM, "label: out of memory for a line of %lld runs",
+                               (long long)(P->w / 2 + 2));
+    }
     line_index(P, b, idx);
     for (int64_t l = b; l < e; l++, line_next(P, idx)) {
-        int64_t r0 = P->line_off[l];
-        P->write_fn(P->out + line_offset(idx, P->ostr, P->nd), P->w, P->ostr[P->nd - 1],
-                    P->runs + r0, P->line_off[l + 1] - r0, P->parent + r0, P->zeroed);
+        int64_t r0 = P->line_off[l], nr = P->line_off[l + 1] - r0;
+        const voxa__run *R = P->runs + r0;
+        if (line_runs) {
+            voxa__label_runs_from_bits(P->bits + l * P->nw, P->nw, P->w, line_runs);
+            R = line_runs;
+        }
+        P->write_fn(P->out + line_offset(idx, P->ostr, P->nd), P->w, P->ostr[P->nd - 1], R, nr,
+                    P->parent + r0, P->zeroed);
     }
+    voxa__free(line_runs);
     return VOXA_OK;
 }
 
@@ -457,21 +472,34 @@ voxa_status voxa_label(const voxa_array *in, const unsigned char *structure, int
     }
     for (int64_t l = 0; l < P->nlines; l++) P->line_off[l + 1] += P->line_off[l];
     int64_t nruns = P->line_off[P->nlines];
+    /* Byte masks with more than one run per 64 voxels on average: keep line
+     * bitmaps (5/16 byte per voxel, at most ~1.3x the run table) for the
+     * branch-free bitmap union. Sparse masks skip them. With bitmaps and no
+     * {-1,+1}-only neighbour line (whose union sweeps runs), the run table
+     * is not kept either: the output pass rebuilds each line's runs from its
+     * bitmap (label_bits.c), which saves 8 of the 16 bytes per run and the
+     * stores and page faults of filling them (noisy masks: ~voxels/4 runs). */
+    int64_t voxels = P->nlines * P->w;
+    int single = 0, five = 0; /* some neighbour line the bitmap union takes */
+    for (int g = 0; g < P->ngroups; g++) {
+        single |= P->gmask[g] != 5;
+        five |= P->gmask[g] == 5;
+    }
+    int use_bits = nruns && voxa__label_bits_available() && voxa_dtype_size(in->dtype) == 1 &&
+                   P->istr[P->nd - 1] == 1 && P->merge && single && nruns > voxels / 64;
+    {   /* VOXA_LABEL_RUNTABLE=1 keeps the run table on the bitmap path (tests) */
+        const char *env = getenv("VOXA_LABEL_RUNTABLE");
+        P->runs_from_bits = use_bits && !five && voxa__label_keep_runs == 0 &&
+                            !(env && atoi(env) == 1);
+    }
     /* (at least one entry: the output pass indexes these even with no runs) */
-    P->runs = voxa__label_table_alloc((size_t)nruns + 1, sizeof *P->runs);
+    P->runs = voxa__label_table_alloc(P->runs_from_bits ? 1 : (size_t)nruns + 1, sizeof *P->runs);
     P->parent = voxa__label_table_alloc((size_t)nruns + 1, sizeof *P->parent);
     VOXA_GOTO_IF(!P->runs || !P->parent, VOXA_ENOMEM,
                  "label: out of memory for %lld runs (%lld bytes)", (long long)nruns,
                  (long long)nruns * 16);
     if (nruns) {
-        /* Byte masks with more than one run per 64 voxels on average: keep
-         * line bitmaps (5/16 byte per voxel, at most ~1.3x the run table)
-         * for the branch-free bitmap union. Sparse masks skip them. */
-        int64_t voxels = P->nlines * P->w;
-        int single = 0; /* some neighbour line the bitmap union takes */
-        for (int g = 0; g < P->ngroups; g++) single |= P->gmask[g] != 5;
-        if (voxa__label_bits_available() && voxa_dtype_size(in->dtype) == 1 &&
-            P->istr[P->nd - 1] == 1 && P->merge && single && nruns > voxels / 64) {
+        if (use_bits) {
             P->nw = (P->w + 63) / 64;
             size_t words = (size_t)(P->nlines * P->nw);
             P->bits = voxa__label_table_alloc(words, sizeof *P->bits);

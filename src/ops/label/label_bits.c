@@ -145,6 +145,28 @@ unite_bits_popcnt(int64_t *parent, int64_t nw, const voxa__line_bits *a,
 }
 #endif
 
+int voxa__label_keep_runs = 0;
+
+/* A run starts at a set bit after a clear one and ends before the next
+ * clear bit: the boundaries are the set bits of m ^ (m << 1 | carry), in
+ * pairs (start, end), exactly as the fill pass found them (bits past n are
+ * clear: the fill pass pads the last word with zeros). */
+int64_t voxa__label_runs_from_bits(const uint64_t *bits, int64_t nw, int64_t n, voxa__run *dst) {
+    uint32_t *b = (uint32_t *)(void *)dst;
+    int64_t c = 0;
+    uint64_t carry = 0;
+    for (int64_t w = 0; w < nw; w++) {
+        uint64_t m = bits[w], x = m ^ ((m << 1) | carry);
+        carry = m >> 63;
+        while (x) {
+            b[c++] = (uint32_t)(64 * w + __builtin_ctzll(x));
+            x &= x - 1;
+        }
+    }
+    if (carry) b[c++] = (uint32_t)n;
+    return c / 2;
+}
+
 voxa__unite_bits_fn voxa__label_unite_bits_kernel(void) {
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
     __builtin_cpu_init();

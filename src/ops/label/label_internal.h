@@ -35,8 +35,17 @@ voxa__write_fn voxa__label_write_kernel(voxa_dtype out);
  * pc[w] = runs started before word w. Only when voxa__label_bits_available()
  * (little-endian GCC/Clang builds). */
 void voxa__label_fill_bits(const char *p, int64_t n, voxa__run *dst, uint64_t *bits,
-                           uint64_t *starts, uint32_t *pc, int portable);
+                           uint64_t *starts, uint32_t *pc, int portable); /* dst NULL: no runs */
 int voxa__label_bits_available(void);
+
+/* The runs of one contiguous byte line of n voxels rebuilt from its
+ * bitmap (nw words, as voxa__label_fill_bits kept it), into dst; returns
+ * their number (label_bits.c). */
+int64_t voxa__label_runs_from_bits(const uint64_t *bits, int64_t nw, int64_t n, voxa__run *dst);
+
+/* 1: the bitmap path keeps its run table (0, the default: rebuilt from the
+ * bitmaps when written); set by tests, as is VOXA_LABEL_RUNTABLE=1. */
+extern int voxa__label_keep_runs;
 
 /* portable != 0: byte masks take the portable C kernels (no SSE2 masks, no
  * bit-count pass), as on machines without them; set by tests through

@@ -26,6 +26,7 @@ typedef struct plan {
     voxa__write_fn write_fn;
     int zeroed;                    /* out holds zeros: write the runs only */
     int portable;                  /* byte masks: the portable kernels (tests) */
+    int runs_from_bits;            /* bitmap path: no run table (label.c) */
     int64_t *line_off;             /* nlines + 1 */
     voxa__run *runs;
     int64_t *parent;               /* parent, then label, of every run */

@@ -241,6 +241,10 @@ fill_bits_body(const char *p, int64_t n, int merge, voxa__run *dst, uint64_t *bi
                 pc[w] = (uint32_t)((c + 1) >> 1);
             }
             carry = m >> 63;
+            if (!b) { /* bitmaps only (no run table): count the runs */
+                c += __builtin_popcountll(x);
+                continue;
+            }
             while (x) {
                 b[c++] = (uint32_t)(base + __builtin_ctzll(x));
                 x &= x - 1;
@@ -254,7 +258,8 @@ fill_bits_body(const char *p, int64_t n, int merge, voxa__run *dst, uint64_t *bi
             }
         }
     }
-    if (carry) b[c++] = (uint32_t)n;
+    if (carry && b) b[c++] = (uint32_t)n;
+    else if (carry) c++;
     return c / 2;
 }
 

@@ -30,7 +30,8 @@ voxa_status voxa__label_fill_block(int64_t b, int64_t e, int tid, void *ctx) {
     if (P->bits) { /* byte masks: runs and the line bitmaps in one scan */
         for (int64_t l = b; l < e; l++, line_next(P, idx))
             voxa__label_fill_bits(P->in + line_offset(idx, P->istr, P->nd), P->w,
-                                  P->runs + P->line_off[l], P->bits + l * P->nw,
+                                  P->runs_from_bits ? NULL : P->runs + P->line_off[l],
+                                  P->bits + l * P->nw,
                                   P->starts + l * P->nw, P->pc + l * P->nw, P->portable);
         for (int64_t r = P->line_off[b]; r < P->line_off[e]; r++) P->parent[r] = r;
         return VOXA_OK;

@@ -22,7 +22,11 @@
  *
  * The only loop branch left per pair is the set-bit loop's; the union
  * caches the current run's root. Cost per line pair: O(words + pairs).
- * Built twice, with and without the popcnt instruction, chosen once. */
+ * Built twice, with and without the popcnt instruction, chosen once.
+ *
+ * The union needs only these bitmaps, so this path keeps no run table: the
+ * output pass rebuilds each line's runs from its bitmap
+ * (voxa__label_runs_from_bits, below), saving 8 bytes per run. */
 #include "label_internal.h"
 
 static inline int64_t find(int64_t *parent, int64_t x) {

@@ -102,13 +102,6 @@ static inline int64_t find(int64_t *parent, int64_t x) {
     return x;
 }
 
-static inline void unite(int64_t *parent, int64_t a, int64_t b) {
-    a = find(parent, a);
-    b = find(parent, b);
-    if (a < b) parent[b] = a;
-    else if (b < a) parent[a] = b;
-}
-
 /* Unite the runs of line l with those of the earlier line m where some voxel
  * pair is dx apart with dx allowed by `mask`. */
 static void unite_lines(const plan *P, int64_t l, int64_t m, int g) {

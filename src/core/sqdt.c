@@ -367,7 +367,9 @@ voxa_status voxa__sqdt_run(const voxa__sqdt *pin) {
         goto done;
     }
 
-    /* pass 1: last axis */
+    /* pass 1: last axis; the integer passes after it scan short windows
+     * where they can (sqdt_window.c) */
+    c.wk = p->mode != VOXA__SQDT_THRESHOLD ? voxa__sqdt_window_pick() : NULL;
     c.n = p->shape[nd - 1];
     c.inner = 1;
     c.s2 = p->spacing ? p->spacing[nd - 1] * p->spacing[nd - 1] : 1.0;

@@ -123,14 +123,45 @@ static void envelope_runs(const uint32_t *g, int64_t n, int border, int64_t cap,
     }
 }
 
-/* float32 of sqrt(d2) for an integer d2: sqrtf on the exact float when
- * d2 < 2^24 (one rounding; equal to rounding the double sqrt to float, since
- * double rounding of a square root is innocuous when 53 >= 2 * 24 + 2, and
- * the C tests check every d2 < 2^24), else through double. */
-static inline float sqrt_f32(uint32_t d2) {
-    if (d2 == UINT32_MAX) return INFINITY;
-    if (d2 < (1u << 24)) return sqrtf((float)d2);
-    return (float)sqrt((double)d2);
+/* The windowed pass on one tile (sqdt_window.c's kernels, lanes adjacent
+ * columns at a time). The tile's rows are copied first, since the pass
+ * writes in place; the columns the kernels flag (a voxel farther than
+ * SQDT_WINDOW_K from every candidate) are redone with envelope_runs from
+ * the copy. Returns how many were flagged. */
+static int64_t window_tile(const stage_ctx *c, int64_t base, int64_t w, int64_t cap, uint32_t *t,
+                           int64_t *v, int64_t *h, uint32_t *col, uint32_t *fo) {
+    const voxa__sqdt *p = c->p;
+    const int64_t n = c->n, inner = c->inner, K = SQDT_WINDOW_K;
+    const uint32_t *src = (const uint32_t *)c->buf + base;
+    for (int64_t q = 0; q < n; q++) memcpy(t + q * w, src + q * inner, (size_t)w * 4);
+    const int f32 = c->final && p->mode == VOXA__SQDT_F32;
+    /* uint32 storage, or the last pass's float32 / uint32 output (4 bytes) */
+    char *dst = (char *)(c->final ? p->out : c->buf) + base * 4;
+    uint8_t bad[TILE_INT];
+    memset(bad, 0, (size_t)w);
+    const voxa__sqdt_wkern *k = c->wk;
+    int64_t L = k->lanes, j = 0;
+    if (w >= L) {
+        for (; j + L <= w; j += L)
+            k->cols(t, n, w, j, p->border, K, dst + j * 4, inner, f32, bad + j);
+        if (j < w) /* the last lanes overlap the previous call: same values */
+            k->cols(t, n, w, w - L, p->border, K, dst + (w - L) * 4, inner, f32, bad + w - L);
+        j = w;
+    }
+    for (; j < w; j++)
+        voxa__sqdt_wkern_c.cols(t, n, w, j, p->border, K, dst + j * 4, inner, f32, bad + j);
+    int64_t nbad = 0;
+    for (j = 0; j < w; j++) {
+        if (!bad[j]) continue;
+        nbad++;
+        for (int64_t q = 0; q < n; q++) col[q] = t[q * w + j];
+        envelope_runs(col, n, p->border, cap, v, h, fo);
+        for (int64_t q = 0; q < n; q++) {
+            if (f32) ((float *)dst)[q * inner + j] = voxa__sqdt_sqrt_f32(fo[q]);
+            else ((uint32_t *)dst)[q * inner + j] = fo[q];
+        }
+    }
+    return nbad;
 }
 
 voxa_status voxa__sqdt_slow_lines_int(int64_t lo, int64_t hi, int tid, void *vc) {
@@ -150,10 +181,17 @@ voxa_status voxa__sqdt_slow_lines_int(int64_t lo, int64_t hi, int tid, void *vc)
     const int thr_mode = c->final && p->mode == VOXA__SQDT_THRESHOLD;
     const int64_t T = thr_mode ? (int64_t)p->thr : 0;
     const uint8_t on = (uint8_t)(p->invert ? 0 : 1), off = (uint8_t)!on;
+    const int window = c->wk && !thr_mode && !c->u16;
+    int64_t skip = 0; /* tiles left on the envelope after a tile of far voxels */
     for (int64_t it = lo; it < hi; it++) {
         int64_t o = it / c->nti, i0 = (it % c->nti) * tw;
         int64_t w = inner - i0 < tw ? inner - i0 : tw;
         int64_t base = o * n * inner + i0;
+        if (window && skip == 0) {
+            if (2 * window_tile(c, base, w, cap, g, v, h, (uint32_t *)reach, fo) > w) skip = 15;
+            continue;
+        }
+        if (skip) skip--;
         if (c->u16) {
             for (int64_t q = 0; q < n; q++) {
                 const uint16_t *src = (const uint16_t *)c->buf + base + q * inner;
@@ -217,7 +255,7 @@ voxa_status voxa__sqdt_slow_lines_int(int64_t lo, int64_t hi, int tid, void *vc)
         } else if (p->mode == VOXA__SQDT_F32) {
             for (int64_t x = 0; x < n; x++) {
                 float *dst = (float *)p->out + base + x * inner;
-                for (int64_t j = 0; j < w; j++) dst[j] = sqrt_f32(fo[j * n + x]);
+                for (int64_t j = 0; j < w; j++) dst[j] = voxa__sqdt_sqrt_f32(fo[j * n + x]);
             }
         } else {
             for (int64_t x = 0; x < n; x++)

@@ -105,7 +105,9 @@ static voxa_status first_rows(int64_t lo, int64_t hi, int tid, void *vc) {
     for (int64_t r = lo; r < hi; r++) {
         const uint8_t *s = p->src + r * n;
         int64_t base = r * n;
-        if (int_path && c->u16) {
+        if (int_path && !c->u16 && icap >= 65535LL * 65535LL) {
+            voxa__sqdt_row_int(c, r); /* runs found 16 bytes at a time */
+        } else if (int_path && c->u16) {
             uint16_t *dst = (uint16_t *)c->buf + base;
             ROW_SCAN(dst[x] = d > 65535 || d * d > icap ? UINT16_MAX : (uint16_t)(d * d));
         } else if (int_path) {

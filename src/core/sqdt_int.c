@@ -68,6 +68,80 @@ voxa_status voxa__sqdt_first_axis0(int64_t lo, int64_t hi, int tid, void *vc) {
     return VOXA_OK;
 }
 
+/* ---- pass 1 on rows, integer EDT (no threshold) ------------------------- */
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+/* The first x >= x0 whose (s[x] != 0) == want, or n: 16 bytes at a time
+ * with SSE2 (baseline x86-64), byte by byte for the tail and elsewhere. */
+static inline int64_t find_byte(const uint8_t *s, int64_t x, int64_t n, int want) {
+#if defined(__SSE2__)
+    const __m128i z = _mm_setzero_si128();
+    for (; x + 16 <= n; x += 16) {
+        unsigned m = (unsigned)_mm_movemask_epi8(
+            _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(s + x)), z));
+        if (want) m = ~m & 0xFFFFu; /* non-zero bytes */
+        if (m) return x + __builtin_ctz(m);
+    }
+#endif
+    while (x < n && (s[x] != 0) != want) x++;
+    return x;
+}
+
+/* dst[k] = (d0 + k)^2 for k < len, step +1 or -1; UINT32_MAX past 65535. */
+static void ramp(uint32_t *dst, int64_t len, int64_t d0, int step) {
+    int64_t k = 0;
+    if (step > 0) {
+        int64_t ok = 65536 - d0; /* d0 + k <= 65535 */
+        int64_t m = ok < len ? (ok > 0 ? ok : 0) : len;
+        uint32_t d = (uint32_t)d0;
+        for (; k < m; k++) dst[k] = (d + (uint32_t)k) * (d + (uint32_t)k);
+        for (; k < len; k++) dst[k] = UINT32_MAX;
+    } else {
+        int64_t far = d0 - 65535; /* d0 - k > 65535 while k < far */
+        for (; k < len && k < far; k++) dst[k] = UINT32_MAX;
+        uint32_t d = (uint32_t)(d0 - k);
+        for (int64_t i = 0; i < len - k; i++) dst[k + i] = (d - (uint32_t)i) * (d - (uint32_t)i);
+    }
+}
+
+/* Row r of pass 1 into uint32 storage, when no cap applies (icap >= 65535^2):
+ * runs of targets are found 16 bytes at a time and written as zeros; each
+ * run of non-targets between them is two ramps, (x - last)^2 up to its
+ * middle and (next - x)^2 after (d = min(x - last, next - x), the value
+ * sqdt.c's row scan writes). */
+void voxa__sqdt_row_int(const stage_ctx *c, int64_t r) {
+    const voxa__sqdt *p = c->p;
+    const int64_t n = c->n;
+    const int tv = p->target != 0;
+    const uint8_t *s = p->src + r * n;
+    uint32_t *dst = (uint32_t *)c->buf + r * n;
+    int64_t x = 0, last = p->border ? -1 : INT64_MIN; /* INT64_MIN: none */
+    while (x < n) {
+        int64_t t = find_byte(s, x, n, tv);
+        int64_t next = t < n ? t : (p->border ? n : INT64_MAX); /* INT64_MAX: none */
+        if (last == INT64_MIN && next == INT64_MAX) {
+            for (int64_t i = x; i < t; i++) dst[i] = UINT32_MAX;
+        } else if (last == INT64_MIN) {
+            ramp(dst + x, t - x, next - x, -1);
+        } else if (next == INT64_MAX) {
+            ramp(dst + x, t - x, x - last, 1);
+        } else {
+            int64_t mid = (last + next) / 2 + 1; /* x < mid: x - last <= next - x */
+            int64_t m = mid < x ? x : mid > t ? t : mid;
+            ramp(dst + x, m - x, x - last, 1);
+            ramp(dst + m, t - m, next - m, -1);
+        }
+        if (t == n) break;
+        int64_t e = find_byte(s, t, n, !tv);
+        memset(dst + t, 0, (size_t)(e - t) * 4);
+        last = e - 1;
+        x = e;
+    }
+}
+
 /* The lower envelope of one line, split at its zeros: a parabola rooted
  * beyond a zero (a target of this line, g = 0) is above that zero's own
  * parabola everywhere on the near side, so each run of non-zero values

@@ -190,6 +190,25 @@ static voxa_status slow_lines(int64_t lo, int64_t hi, int tid, void *vc) {
     return VOXA_OK;
 }
 
+/* Pass 1 and the pass along axis nd-2 fused, one slab (an index of the
+ * axes before nd-2) per item. */
+#define FUSE_BYTES (1 << 20) /* largest slab of uint32 values fused */
+typedef struct fused_ctx {
+    const stage_ctx *rows, *lines;
+} fused_ctx;
+
+static voxa_status fused_slabs(int64_t lo, int64_t hi, int tid, void *vf) {
+    const fused_ctx *f = vf;
+    int64_t per = f->lines->n; /* rows per slab */
+    for (int64_t o = lo; o < hi; o++) {
+        voxa_status st = first_rows(o * per, (o + 1) * per, tid, (void *)f->rows);
+        if (!st) st = voxa__sqdt_slow_lines_int(o * f->lines->nti, (o + 1) * f->lines->nti, tid,
+                                                (void *)f->lines);
+        if (st) return st;
+    }
+    return VOXA_OK;
+}
+
 static int storage_bytes(const voxa__sqdt *p, double maxd2) {
     if (p->mode == VOXA__SQDT_F64 || p->mode == VOXA__SQDT_F64_SQ ||
         p->mode == VOXA__SQDT_U32_SQ || p->ndim == 1)
@@ -376,12 +395,31 @@ voxa_status voxa__sqdt_run(const voxa__sqdt *pin) {
     c.inner = 1;
     c.s2 = p->spacing ? p->spacing[nd - 1] * p->spacing[nd - 1] : 1.0;
     c.final = nd == 1;
-    int64_t rows = total / c.n;
-    st = voxa__parallel_for_nt(rows, voxa__grain(c.n), nt, first_rows, &c);
-    if (st) goto done;
-    if ((st = voxa__progress(p->progress, 1, nd))) goto done;
-    int64_t inner = c.n;
-    for (int d = nd - 2; d >= 0; d--) {
+    int64_t rows = total / c.n, inner = c.n;
+    int d = nd - 2;
+    int64_t slab = nd >= 3 ? p->shape[nd - 2] * c.n : 0, slabs = slab ? total / slab : 0;
+    if (nd >= 3 && c.wk && !c.buf_double && !c.u16 && !c.buf_dist && slab * 4 <= FUSE_BYTES &&
+        slabs >= 4 * nt) {
+        /* rows and the pass along axis nd-2 slab by slab, while the slab is
+         * in cache (one trip through memory instead of two) */
+        stage_ctx c2 = c;
+        c2.n = p->shape[nd - 2];
+        c2.inner = c.n;
+        c2.tw = pass_tw(p, 0, nd - 2);
+        c2.nti = (c.n + c2.tw - 1) / c2.tw;
+        c2.final = 0;
+        fused_ctx f = {&c, &c2};
+        st = voxa__parallel_for_nt(slabs, voxa__grain(slab), nt, fused_slabs, &f);
+        if (st) goto done;
+        if ((st = voxa__progress(p->progress, 2, nd))) goto done;
+        inner *= c2.n;
+        d--;
+    } else {
+        st = voxa__parallel_for_nt(rows, voxa__grain(c.n), nt, first_rows, &c);
+        if (st) goto done;
+        if ((st = voxa__progress(p->progress, 1, nd))) goto done;
+    }
+    for (; d >= 0; d--) {
         c.n = p->shape[d];
         c.inner = inner;
         int64_t tw = c.tw = pass_tw(p, c.buf_double, d);

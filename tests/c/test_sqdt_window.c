@@ -9,6 +9,7 @@
  *   every tile is far (the tiles left on the envelope after one);
  * - all-target and no-target lines, lines of 1 and 2, border sentinels;
  * - float32 output at squared distances >= 2^24 (the scalar sqrt route);
+ * - rows fused with the next pass per slab, and not (small / large slabs);
  * - uint32 (squared) and float32 outputs, 1 and 3 threads. */
 #include "vtest.h"
 #include "sqdt_internal.h"
@@ -143,9 +144,32 @@ static void test_far(void) {
     free(a);
 }
 
+/* rows and the pass along axis nd-2 fused per slab (3-D and more, slabs of
+ * at most 1 MiB, at least 4 slabs per thread) and not */
+static void test_fused(void) {
+    unsigned long long seed = 0x2545f4914f6cdd1dull;
+    int64_t shapes[][3] = {{12, 5, 9}, {11, 5, 9}, {4, 5, 9}, {13, 1, 40}, {30, 17, 1}};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        int64_t n = shapes[s][0] * shapes[s][1] * shapes[s][2];
+        uint8_t *a = malloc((size_t)n);
+        for (int64_t i = 0; i < n; i++) a[i] = vtest_rand(&seed) % 100 < 85;
+        check_mask(a, 3, shapes[s], 0);
+        check_mask(a, 3, shapes[s], 1);
+        free(a);
+    }
+    int64_t wide[3] = {13, 260, 1010}; /* slabs of 1.05 MB: not fused */
+    int64_t n = wide[0] * wide[1] * wide[2];
+    uint8_t *a = malloc((size_t)n);
+    memset(a, 1, (size_t)n);
+    for (int k = 0; k < 4; k++) a[vtest_rand(&seed) % (unsigned long long)n] = 0;
+    check_mask(a, 3, wide, 0);
+    free(a);
+}
+
 int main(void) {
     RUN(test_widths);
     RUN(test_k_boundary);
     RUN(test_far);
+    RUN(test_fused);
     VTEST_END();
 }

@@ -44,8 +44,15 @@
  * axes 1..nd-2 (envelopes), last axis (intervals on contiguous rows), and
  * values are stored as uint16 when T < 65535 (2 bytes/voxel).
  *
+ * Integer EDT (unit spacing, no threshold): the rows are written run by run
+ * (sqdt_int.c), the column passes scan short windows g(y +- k) + k^2 with
+ * SIMD where every distance is short and fall back to the envelope where
+ * not (sqdt_window.c), and in 3-D the rows and the next pass are fused slab
+ * by slab while the slab is in cache.
+ *
  * Files: this one plans the passes and runs the rows and the double
- * envelope; sqdt_int.c the integer path (unit spacing). */
+ * envelope; sqdt_int.c the integer path (unit spacing); sqdt_window.c the
+ * windowed column kernels. */
 #include "sqdt_internal.h"
 
 #include <math.h>

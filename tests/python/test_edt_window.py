@@ -81,3 +81,21 @@ def test_anisotropic_unchanged(kernel, monkeypatch):
     monkeypatch.setenv("VOXA_SQDT_KERNEL", "envelope")
     assert np.array_equal(got, voxa.distance_transform_edt(a, sampling=sp, dtype=np.float32))
     np.testing.assert_allclose(got, ndi.distance_transform_edt(a, sampling=sp), rtol=1e-6)
+
+
+@pytest.mark.parametrize("shape", [(2, 9000), (3, 40, 4200), (9, 31, 33)])
+def test_float32_squared(kernel, shape, threads):
+    # unit spacing: uint32 squares in the output's 4 bytes, converted in place;
+    # squares past 2^24 round once, as scipy's float64 squares cast to float32
+    rng = np.random.default_rng(len(shape))
+    a = rng.random(shape) < (0.9 if shape == (9, 31, 33) else 1.0)
+    a.flat[0] = False
+    _, ind = ndi.distance_transform_edt(a, return_indices=True)
+    d2 = ((ind.astype(np.int64) - np.indices(shape)) ** 2).sum(axis=0)
+    want = d2.astype(np.float64).astype(np.float32)
+    got = voxa.distance_transform_edt(a, squared=True, dtype=np.float32)
+    assert got.dtype == np.float32 and np.array_equal(got, want)
+    assert (d2 > 2 ** 24).any() or shape == (9, 31, 33)
+    out = np.full(shape[::-1], -1.0, np.float32).T  # not C-contiguous
+    voxa.distance_transform_edt(a, squared=True, dtype=np.float32, distances=out)
+    assert np.array_equal(out, want)

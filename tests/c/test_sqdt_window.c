@@ -157,7 +157,7 @@ static void test_fused(void) {
         check_mask(a, 3, shapes[s], 1);
         free(a);
     }
-    int64_t wide[3] = {13, 260, 1010}; /* slabs of 1.05 MB: not fused */
+    int64_t wide[3] = {5, 257, 1025}; /* slabs of 1.005 MiB: not fused */
     int64_t n = wide[0] * wide[1] * wide[2];
     uint8_t *a = malloc((size_t)n);
     memset(a, 1, (size_t)n);

@@ -239,6 +239,14 @@ static int64_t window_tile(const stage_ctx *c, int64_t base, int64_t w, int64_t 
 }
 
 voxa_status voxa__sqdt_slow_lines_int(int64_t lo, int64_t hi, int tid, void *vc) {
+    int64_t skip = 0;
+    return voxa__sqdt_slow_lines_int_skip(lo, hi, tid, vc, &skip);
+}
+
+/* skip: tiles left on the envelope after a tile of far voxels, carried over
+ * calls by the fused pass (one call per slab). */
+voxa_status voxa__sqdt_slow_lines_int_skip(int64_t lo, int64_t hi, int tid, void *vc,
+                                           int64_t *skipp) {
     const stage_ctx *c = vc;
     const voxa__sqdt *p = c->p;
     int64_t n = c->n, inner = c->inner;
@@ -256,16 +264,17 @@ voxa_status voxa__sqdt_slow_lines_int(int64_t lo, int64_t hi, int tid, void *vc)
     const int64_t T = thr_mode ? (int64_t)p->thr : 0;
     const uint8_t on = (uint8_t)(p->invert ? 0 : 1), off = (uint8_t)!on;
     const int window = c->wk && !thr_mode && !c->u16;
-    int64_t skip = 0; /* tiles left on the envelope after a tile of far voxels */
+    int64_t skip = *skipp; /* tiles left on the envelope after a tile of far voxels */
     for (int64_t it = lo; it < hi; it++) {
         int64_t o = it / c->nti, i0 = (it % c->nti) * tw;
         int64_t w = inner - i0 < tw ? inner - i0 : tw;
         int64_t base = o * n * inner + i0;
         if (window && skip == 0) {
             if (2 * window_tile(c, base, w, cap, g, v, h, (uint32_t *)reach, fo) > w) skip = 15;
+            *skipp = skip;
             continue;
         }
-        if (skip) skip--;
+        if (skip) *skipp = --skip;
         if (c->u16) {
             for (int64_t q = 0; q < n; q++) {
                 const uint16_t *src = (const uint16_t *)c->buf + base + q * inner;

@@ -83,6 +83,8 @@ const voxa__sqdt_wkern *voxa__sqdt_window_pick(void);
  * the slow passes on integer storage. parallel_for bodies over a stage_ctx. */
 voxa_status voxa__sqdt_first_axis0(int64_t lo, int64_t hi, int tid, void *vc);
 voxa_status voxa__sqdt_slow_lines_int(int64_t lo, int64_t hi, int tid, void *vc);
+voxa_status voxa__sqdt_slow_lines_int_skip(int64_t lo, int64_t hi, int tid, void *vc,
+                                           int64_t *skip);
 /* Pass 1, row r, into uint32 storage when no cap applies (sqdt_int.c). */
 void voxa__sqdt_row_int(const stage_ctx *c, int64_t r);
 

@@ -1,7 +1,10 @@
 /* Exact squared EDT, the integer path (unit spacing; values stored as
  * uint32, or uint16 below thresholds of 65535): no division anywhere, the
- * envelope split at zeros, 64 columns gathered per tile. See sqdt.c's
- * header for the algorithm, the exactness argument and the memory formula. */
+ * envelope split at zeros, 64 columns gathered per tile; for the EDT (no
+ * threshold) rows written run by run and column tiles handed to the
+ * windowed kernels of sqdt_window.c, the envelope redoing the columns they
+ * cannot settle. See sqdt.c's header for the algorithm, the exactness
+ * argument and the memory formula. */
 #include "sqdt_internal.h"
 
 #include <string.h>

@@ -44,8 +44,15 @@
  * axes 1..nd-2 (envelopes), last axis (intervals on contiguous rows), and
  * values are stored as uint16 when T < 65535 (2 bytes/voxel).
  *
+ * Integer EDT (unit spacing, no threshold): the rows are written run by run
+ * (sqdt_int.c), the column passes scan short windows g(y +- k) + k^2 with
+ * SIMD where every distance is short and fall back to the envelope where
+ * not (sqdt_window.c), and in 3-D the rows and the next pass are fused slab
+ * by slab while the slab is in cache.
+ *
  * Files: this one plans the passes and runs the rows and the double
- * envelope; sqdt_int.c the integer path (unit spacing). */
+ * envelope; sqdt_int.c the integer path (unit spacing); sqdt_window.c the
+ * windowed column kernels. */
 #include "sqdt_internal.h"
 
 #include <math.h>
@@ -105,7 +112,9 @@ static voxa_status first_rows(int64_t lo, int64_t hi, int tid, void *vc) {
     for (int64_t r = lo; r < hi; r++) {
         const uint8_t *s = p->src + r * n;
         int64_t base = r * n;
-        if (int_path && c->u16) {
+        if (int_path && !c->u16 && icap >= 65535LL * 65535LL) {
+            voxa__sqdt_row_int(c, r); /* runs found 16 bytes at a time */
+        } else if (int_path && c->u16) {
             uint16_t *dst = (uint16_t *)c->buf + base;
             ROW_SCAN(dst[x] = d > 65535 || d * d > icap ? UINT16_MAX : (uint16_t)(d * d));
         } else if (int_path) {
@@ -184,6 +193,25 @@ static voxa_status slow_lines(int64_t lo, int64_t hi, int tid, void *vc) {
             else
                 for (int64_t q = 0; q < n; q++) store(c, base + q * inner + j, f[q]);
         }
+    }
+    return VOXA_OK;
+}
+
+/* Pass 1 and the pass along axis nd-2 fused, one slab (an index of the
+ * axes before nd-2) per item. */
+#define FUSE_BYTES (1 << 20) /* largest slab of uint32 values fused */
+typedef struct fused_ctx {
+    const stage_ctx *rows, *lines;
+} fused_ctx;
+
+static voxa_status fused_slabs(int64_t lo, int64_t hi, int tid, void *vf) {
+    const fused_ctx *f = vf;
+    int64_t per = f->lines->n, skip = 0; /* rows per slab; envelope tiles left */
+    for (int64_t o = lo; o < hi; o++) {
+        voxa_status st = first_rows(o * per, (o + 1) * per, tid, (void *)f->rows);
+        if (!st) st = voxa__sqdt_slow_lines_int_skip(o * f->lines->nti, (o + 1) * f->lines->nti,
+                                                     tid, (void *)f->lines, &skip);
+        if (st) return st;
     }
     return VOXA_OK;
 }
@@ -367,17 +395,38 @@ voxa_status voxa__sqdt_run(const voxa__sqdt *pin) {
         goto done;
     }
 
-    /* pass 1: last axis */
+    /* pass 1: last axis; the integer passes after it scan short windows
+     * where they can (sqdt_window.c) */
+    c.wk = p->mode != VOXA__SQDT_THRESHOLD ? voxa__sqdt_window_pick() : NULL;
     c.n = p->shape[nd - 1];
     c.inner = 1;
     c.s2 = p->spacing ? p->spacing[nd - 1] * p->spacing[nd - 1] : 1.0;
     c.final = nd == 1;
-    int64_t rows = total / c.n;
-    st = voxa__parallel_for_nt(rows, voxa__grain(c.n), nt, first_rows, &c);
-    if (st) goto done;
-    if ((st = voxa__progress(p->progress, 1, nd))) goto done;
-    int64_t inner = c.n;
-    for (int d = nd - 2; d >= 0; d--) {
+    int64_t rows = total / c.n, inner = c.n;
+    int d = nd - 2;
+    int64_t slab = nd >= 3 ? p->shape[nd - 2] * c.n : 0, slabs = slab ? total / slab : 0;
+    if (nd >= 3 && c.wk && !c.buf_double && !c.u16 && !c.buf_dist && slab * 4 <= FUSE_BYTES &&
+        slabs >= 4 * nt) {
+        /* rows and the pass along axis nd-2 slab by slab, while the slab is
+         * in cache (one trip through memory instead of two) */
+        stage_ctx c2 = c;
+        c2.n = p->shape[nd - 2];
+        c2.inner = c.n;
+        c2.tw = pass_tw(p, 0, nd - 2);
+        c2.nti = (c.n + c2.tw - 1) / c2.tw;
+        c2.final = 0;
+        fused_ctx f = {&c, &c2};
+        st = voxa__parallel_for_nt(slabs, voxa__grain(slab), nt, fused_slabs, &f);
+        if (st) goto done;
+        if ((st = voxa__progress(p->progress, 2, nd))) goto done;
+        inner *= c2.n;
+        d--;
+    } else {
+        st = voxa__parallel_for_nt(rows, voxa__grain(c.n), nt, first_rows, &c);
+        if (st) goto done;
+        if ((st = voxa__progress(p->progress, 1, nd))) goto done;
+    }
+    for (; d >= 0; d--) {
         c.n = p->shape[d];
         c.inner = inner;
         int64_t tw = c.tw = pass_tw(p, c.buf_double, d);

@@ -1,7 +1,10 @@
 /* Exact squared EDT, the integer path (unit spacing; values stored as
  * uint32, or uint16 below thresholds of 65535): no division anywhere, the
- * envelope split at zeros, 64 columns gathered per tile. See sqdt.c's
- * header for the algorithm, the exactness argument and the memory formula. */
+ * envelope split at zeros, 64 columns gathered per tile; for the EDT (no
+ * threshold) rows written run by run and column tiles handed to the
+ * windowed kernels of sqdt_window.c, the envelope redoing the columns they
+ * cannot settle. See sqdt.c's header for the algorithm, the exactness
+ * argument and the memory formula. */
 #include "sqdt_internal.h"
 
 #include <string.h>
@@ -68,6 +71,80 @@ voxa_status voxa__sqdt_first_axis0(int64_t lo, int64_t hi, int tid, void *vc) {
     return VOXA_OK;
 }
 
+/* ---- pass 1 on rows, integer EDT (no threshold) ------------------------- */
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+/* The first x >= x0 whose (s[x] != 0) == want, or n: 16 bytes at a time
+ * with SSE2 (baseline x86-64), byte by byte for the tail and elsewhere. */
+static inline int64_t find_byte(const uint8_t *s, int64_t x, int64_t n, int want) {
+#if defined(__SSE2__)
+    const __m128i z = _mm_setzero_si128();
+    for (; x + 16 <= n; x += 16) {
+        unsigned m = (unsigned)_mm_movemask_epi8(
+            _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(s + x)), z));
+        if (want) m = ~m & 0xFFFFu; /* non-zero bytes */
+        if (m) return x + __builtin_ctz(m);
+    }
+#endif
+    while (x < n && (s[x] != 0) != want) x++;
+    return x;
+}
+
+/* dst[k] = (d0 + k)^2 for k < len, step +1 or -1; UINT32_MAX past 65535. */
+static void ramp(uint32_t *dst, int64_t len, int64_t d0, int step) {
+    int64_t k = 0;
+    if (step > 0) {
+        int64_t ok = 65536 - d0; /* d0 + k <= 65535 */
+        int64_t m = ok < len ? (ok > 0 ? ok : 0) : len;
+        uint32_t d = (uint32_t)d0;
+        for (; k < m; k++) dst[k] = (d + (uint32_t)k) * (d + (uint32_t)k);
+        for (; k < len; k++) dst[k] = UINT32_MAX;
+    } else {
+        int64_t far = d0 - 65535; /* d0 - k > 65535 while k < far */
+        for (; k < len && k < far; k++) dst[k] = UINT32_MAX;
+        uint32_t d = (uint32_t)(d0 - k);
+        for (int64_t i = 0; i < len - k; i++) dst[k + i] = (d - (uint32_t)i) * (d - (uint32_t)i);
+    }
+}
+
+/* Row r of pass 1 into uint32 storage, when no cap applies (icap >= 65535^2):
+ * runs of targets are found 16 bytes at a time and written as zeros; each
+ * run of non-targets between them is two ramps, (x - last)^2 up to its
+ * middle and (next - x)^2 after (d = min(x - last, next - x), the value
+ * sqdt.c's row scan writes). */
+void voxa__sqdt_row_int(const stage_ctx *c, int64_t r) {
+    const voxa__sqdt *p = c->p;
+    const int64_t n = c->n;
+    const int tv = p->target != 0;
+    const uint8_t *s = p->src + r * n;
+    uint32_t *dst = (uint32_t *)c->buf + r * n;
+    int64_t x = 0, last = p->border ? -1 : INT64_MIN; /* INT64_MIN: none */
+    while (x < n) {
+        int64_t t = find_byte(s, x, n, tv);
+        int64_t next = t < n ? t : (p->border ? n : INT64_MAX); /* INT64_MAX: none */
+        if (last == INT64_MIN && next == INT64_MAX) {
+            for (int64_t i = x; i < t; i++) dst[i] = UINT32_MAX;
+        } else if (last == INT64_MIN) {
+            ramp(dst + x, t - x, next - x, -1);
+        } else if (next == INT64_MAX) {
+            ramp(dst + x, t - x, x - last, 1);
+        } else {
+            int64_t mid = (last + next) / 2 + 1; /* x < mid: x - last <= next - x */
+            int64_t m = mid < x ? x : mid > t ? t : mid;
+            ramp(dst + x, m - x, x - last, 1);
+            ramp(dst + m, t - m, next - m, -1);
+        }
+        if (t == n) break;
+        int64_t e = find_byte(s, t, n, !tv);
+        memset(dst + t, 0, (size_t)(e - t) * 4);
+        last = e - 1;
+        x = e;
+    }
+}
+
 /* The lower envelope of one line, split at its zeros: a parabola rooted
  * beyond a zero (a target of this line, g = 0) is above that zero's own
  * parabola everywhere on the near side, so each run of non-zero values
@@ -123,17 +200,56 @@ static void envelope_runs(const uint32_t *g, int64_t n, int border, int64_t cap,
     }
 }
 
-/* float32 of sqrt(d2) for an integer d2: sqrtf on the exact float when
- * d2 < 2^24 (one rounding; equal to rounding the double sqrt to float, since
- * double rounding of a square root is innocuous when 53 >= 2 * 24 + 2, and
- * the C tests check every d2 < 2^24), else through double. */
-static inline float sqrt_f32(uint32_t d2) {
-    if (d2 == UINT32_MAX) return INFINITY;
-    if (d2 < (1u << 24)) return sqrtf((float)d2);
-    return (float)sqrt((double)d2);
+/* The windowed pass on one tile (sqdt_window.c's kernels, lanes adjacent
+ * columns at a time). The tile's rows are copied first, since the pass
+ * writes in place; the columns the kernels flag (a voxel farther than
+ * SQDT_WINDOW_K from every candidate) are redone with envelope_runs from
+ * the copy. Returns how many were flagged. */
+static int64_t window_tile(const stage_ctx *c, int64_t base, int64_t w, int64_t cap, uint32_t *t,
+                           int64_t *v, int64_t *h, uint32_t *col, uint32_t *fo) {
+    const voxa__sqdt *p = c->p;
+    const int64_t n = c->n, inner = c->inner, K = SQDT_WINDOW_K;
+    const uint32_t *src = (const uint32_t *)c->buf + base;
+    for (int64_t q = 0; q < n; q++) memcpy(t + q * w, src + q * inner, (size_t)w * 4);
+    const int f32 = c->final && p->mode == VOXA__SQDT_F32;
+    /* uint32 storage, or the last pass's float32 / uint32 output (4 bytes) */
+    char *dst = (char *)(c->final ? p->out : c->buf) + base * 4;
+    uint8_t bad[TILE_INT];
+    memset(bad, 0, (size_t)w);
+    const voxa__sqdt_wkern *k = c->wk;
+    int64_t L = k->lanes, j = 0;
+    if (w >= L) {
+        for (; j + L <= w; j += L)
+            k->cols(t, n, w, j, p->border, K, dst + j * 4, inner, f32, bad + j);
+        if (j < w) /* the last lanes overlap the previous call: same values */
+            k->cols(t, n, w, w - L, p->border, K, dst + (w - L) * 4, inner, f32, bad + w - L);
+        j = w;
+    }
+    for (; j < w; j++)
+        voxa__sqdt_wkern_c.cols(t, n, w, j, p->border, K, dst + j * 4, inner, f32, bad + j);
+    int64_t nbad = 0;
+    for (j = 0; j < w; j++) {
+        if (!bad[j]) continue;
+        nbad++;
+        for (int64_t q = 0; q < n; q++) col[q] = t[q * w + j];
+        envelope_runs(col, n, p->border, cap, v, h, fo);
+        for (int64_t q = 0; q < n; q++) {
+            if (f32) ((float *)dst)[q * inner + j] = voxa__sqdt_sqrt_f32(fo[q]);
+            else ((uint32_t *)dst)[q * inner + j] = fo[q];
+        }
+    }
+    return nbad;
 }
 
 voxa_status voxa__sqdt_slow_lines_int(int64_t lo, int64_t hi, int tid, void *vc) {
+    int64_t skip = 0;
+    return voxa__sqdt_slow_lines_int_skip(lo, hi, tid, vc, &skip);
+}
+
+/* skip: tiles left on the envelope after a tile of far voxels, carried over
+ * calls by the fused pass (one call per slab). */
+voxa_status voxa__sqdt_slow_lines_int_skip(int64_t lo, int64_t hi, int tid, void *vc,
+                                           int64_t *skipp) {
     const stage_ctx *c = vc;
     const voxa__sqdt *p = c->p;
     int64_t n = c->n, inner = c->inner;
@@ -150,10 +266,18 @@ voxa_status voxa__sqdt_slow_lines_int(int64_t lo, int64_t hi, int tid, void *vc)
     const int thr_mode = c->final && p->mode == VOXA__SQDT_THRESHOLD;
     const int64_t T = thr_mode ? (int64_t)p->thr : 0;
     const uint8_t on = (uint8_t)(p->invert ? 0 : 1), off = (uint8_t)!on;
+    const int window = c->wk && !thr_mode && !c->u16;
+    int64_t skip = *skipp; /* tiles left on the envelope after a tile of far voxels */
     for (int64_t it = lo; it < hi; it++) {
         int64_t o = it / c->nti, i0 = (it % c->nti) * tw;
         int64_t w = inner - i0 < tw ? inner - i0 : tw;
         int64_t base = o * n * inner + i0;
+        if (window && skip == 0) {
+            if (2 * window_tile(c, base, w, cap, g, v, h, (uint32_t *)reach, fo) > w) skip = 15;
+            *skipp = skip;
+            continue;
+        }
+        if (skip) *skipp = --skip;
         if (c->u16) {
             for (int64_t q = 0; q < n; q++) {
                 const uint16_t *src = (const uint16_t *)c->buf + base + q * inner;
@@ -217,7 +341,7 @@ voxa_status voxa__sqdt_slow_lines_int(int64_t lo, int64_t hi, int tid, void *vc)
         } else if (p->mode == VOXA__SQDT_F32) {
             for (int64_t x = 0; x < n; x++) {
                 float *dst = (float *)p->out + base + x * inner;
-                for (int64_t j = 0; j < w; j++) dst[j] = sqrt_f32(fo[j * n + x]);
+                for (int64_t j = 0; j < w; j++) dst[j] = voxa__sqdt_sqrt_f32(fo[j * n + x]);
             }
         } else {
             for (int64_t x = 0; x < n; x++)

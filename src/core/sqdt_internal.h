@@ -28,6 +28,7 @@ typedef struct stage_ctx {
     size_t per_thread;  /* bytes */
     const int32_t *isqrt; /* isqrt[i] = floor(sqrt(i)) for i <= thr, or NULL */
     int64_t tw;         /* columns per tile of the integer passes */
+    const struct voxa__sqdt_wkern *wk; /* windowed kernels, or NULL: envelope */
 } stage_ctx;
 
 static inline int64_t isqrt_of(const stage_ctx *c, int64_t v) {
@@ -52,9 +53,39 @@ static inline void emit(const voxa__sqdt *p, int64_t i, double f) {
     }
 }
 
+/* float32 of sqrt(d2) for an integer d2: sqrtf on the exact float when
+ * d2 < 2^24 (one rounding; equal to rounding the double sqrt to float, since
+ * double rounding of a square root is innocuous when 53 >= 2 * 24 + 2, and
+ * the C tests check every d2 < 2^24), else through double. */
+static inline float voxa__sqdt_sqrt_f32(uint32_t d2) {
+    if (d2 == UINT32_MAX) return INFINITY;
+    if (d2 < (1u << 24)) return sqrtf((float)d2);
+    return (float)sqrt((double)d2);
+}
+
+/* The windowed column pass (sqdt_window.c): lanes adjacent columns of a
+ * tile at a time; flags in bad[0..lanes) the columns it could not certify
+ * within K steps (the caller redoes them with the envelope). */
+typedef void (*voxa__sqdt_wcols)(const uint32_t *t, int64_t n, int64_t ws, int64_t j0,
+                                 int border, int64_t K, void *dst, int64_t ds, int f32,
+                                 uint8_t *bad);
+typedef struct voxa__sqdt_wkern {
+    const char *name;
+    int lanes;
+    voxa__sqdt_wcols cols;
+} voxa__sqdt_wkern;
+extern const voxa__sqdt_wkern voxa__sqdt_wkern_c;
+/* The kernels for this CPU (or VOXA_SQDT_KERNEL's); NULL: use the envelope. */
+const voxa__sqdt_wkern *voxa__sqdt_window_pick(void);
+#define SQDT_WINDOW_K 40 /* steps before a column falls back to the envelope */
+
 /* The integer path (sqdt_int.c): threshold mode's pass 1 along axis 0, and
  * the slow passes on integer storage. parallel_for bodies over a stage_ctx. */
 voxa_status voxa__sqdt_first_axis0(int64_t lo, int64_t hi, int tid, void *vc);
 voxa_status voxa__sqdt_slow_lines_int(int64_t lo, int64_t hi, int tid, void *vc);
+voxa_status voxa__sqdt_slow_lines_int_skip(int64_t lo, int64_t hi, int tid, void *vc,
+                                           int64_t *skip);
+/* Pass 1, row r, into uint32 storage when no cap applies (sqdt_int.c). */
+void voxa__sqdt_row_int(const stage_ctx *c, int64_t r);
 
 #endif

@@ -39,10 +39,10 @@ static voxa_status check_common(const voxa_array *in, const voxa_array *out, con
     return VOXA_OK;
 }
 
-static int64_t count_zero(const uint8_t *b, int64_t n) {
-    int64_t z = 0;
-    for (int64_t i = 0; i < n; i++) z += b[i] == 0;
-    return z;
+/* Is there any background voxel? memchr stops at the first one (most masks:
+ * within the first bytes) instead of reading the whole input. */
+static int has_zero(const uint8_t *b, int64_t n) {
+    return memchr(b, 0, (size_t)n) != NULL;
 }
 
 /* scipy's answer for an input without background: distances from (-1,0..0). */
@@ -82,7 +82,7 @@ VOXA_API voxa_status voxa_edt(const voxa_array *in, voxa_array *out, const voxa_
     int64_t n = voxa_array_size(in);
     if (n == 0) return VOXA_OK;
     VOXA_CHECK(voxa__binary_view(in, &src, &owned));
-    if (count_zero(src, n) == 0) {
+    if (!has_zero(src, n)) {
         int64_t idx[VOXA_MAXDIM] = {0};
         for (int64_t i = 0; i < n; i++) {
             put_value(out, voxa__offset(out, idx), nobg_d2(in->ndim, idx, p->spacing), p->squared);
@@ -103,7 +103,15 @@ VOXA_API voxa_status voxa_edt(const voxa_array *in, voxa_array *out, const voxa_
     q.progress = &p->progress;
     int direct = voxa_array_is_c_contiguous(out);
     int f32sq = out->dtype == VOXA_F32 && p->squared;
+    /* float32 squared with unit spacing: the exact uint32 squares in the
+     * output's own 4 bytes, converted in place ((float) of an integer below
+     * 2^32 rounds once, as (float) of the same double does) */
+    double maxd2 = 0;
+    for (int d = 0; d < in->ndim; d++) maxd2 += ((double)in->shape[d] + 1) * ((double)in->shape[d] + 1);
+    int f32sq_int = f32sq && !p->spacing && maxd2 < 4294967295.0;
+    if (f32sq_int) f32sq = 0;
     if (out->dtype == VOXA_F64) q.mode = p->squared ? VOXA__SQDT_F64_SQ : VOXA__SQDT_F64;
+    else if (f32sq_int) q.mode = VOXA__SQDT_U32_SQ;
     else if (out->dtype == VOXA_F32) q.mode = p->squared ? VOXA__SQDT_F64_SQ : VOXA__SQDT_F32;
     else q.mode = VOXA__SQDT_U32_SQ;
     if (!direct || f32sq) {
@@ -114,7 +122,16 @@ VOXA_API voxa_status voxa_edt(const voxa_array *in, voxa_array *out, const voxa_
         q.out = out->data;
     }
     if ((st = voxa__sqdt_run(&q))) goto done;
-    if (f32sq) {
+    if (f32sq_int) {
+        char *b = q.out;
+        for (int64_t i = 0; i < n; i++) {
+            uint32_t u;
+            memcpy(&u, b + 4 * i, 4);
+            float f = u == UINT32_MAX ? INFINITY : (float)u;
+            memcpy(b + 4 * i, &f, 4);
+        }
+        if (!direct) voxa__copy_into(tmp, out);
+    } else if (f32sq) {
         float *f = (float *)tmp;
         const double *d = tmp;
         for (int64_t i = 0; i < n; i++) f[i] = (float)d[i]; /* in place, forward */
@@ -153,7 +170,7 @@ VOXA_API voxa_status voxa_edt_indices(const voxa_array *in, voxa_array *out, vox
     uint8_t *owned = NULL;
     int32_t *feat = NULL;
     VOXA_CHECK(voxa__binary_view(in, &src, &owned));
-    int nobg = count_zero(src, n) == 0;
+    int nobg = !has_zero(src, n);
     /* int32 C-contiguous indices (scipy's) are filled in place */
     int direct = indices->dtype == VOXA_I32 && voxa_array_is_c_contiguous(indices);
     if (!nobg) {

@@ -33,8 +33,10 @@
  * keeps y > 0 without clamping (docs/deconv.md, bench/bench_rl_quality.py).
  * The exponent alpha (log2 x - log2 x_prev) is clamped to [-16, 16]: it
  * keeps y finite; it binds where zero counts in the data empty a voxel
- * (exponents of -50 seen there), not on the bench's sample. Costs three extra box-sized arrays and
- * one pass. The dot products are summed per box row in double and then in
+ * (exponents of -50 seen there), not on the bench's sample. Costs two extra
+ * box-sized arrays (the last estimate and the last step, which the update
+ * pass reads for the dot products and overwrites with the new step in the
+ * same loop) and one pass. The dot products are summed per box row in double and then in
  * row order, so they do not depend on the thread count.
  *
  * Storage of the estimate: its window in the caller's output when that is
@@ -52,7 +54,9 @@ typedef struct run {
     const float *g;     /* window-shaped data, C-contiguous */
     float *fwin;        /* the estimate on the window (window-shaped) */
     float *fshell;      /* the estimate on the rest of the box, row by row */
-    float *xprev, *gnew, *gold; /* acceleration (else NULL), box-shaped */
+    float *xprev, *step; /* acceleration (else NULL), box-shaped: the last
+                          * estimate, and the last RL step d (replaced in
+                          * place by the new one as the dot products read it) */
     double *dots;       /* 2 per box row */
     const fftwf_complex *h;
     float alpha;
@@ -172,15 +176,14 @@ static voxa_status pass_update(int64_t lo, int64_t hi, int tid, void *ctx) {
         float *b = p->buf + r * p->px;
         int ns = row_spans(R, r, s, &mid);
         const float *w = p->boundary == VOXA_RL_FREE ? voxa__rl_wrow(p, r) : NULL;
-        float *gn = R->gnew ? R->gnew + r * L2 : NULL;
-        const float *go = R->gold ? R->gold + r * L2 : NULL;
+        float *gs = R->step ? R->step + r * L2 : NULL;
         double num = 0, den = 0;
         for (int k = 0; k < ns; k++) {
             float *f = s[k].f, *bx = b + s[k].x;
             int64_t len = s[k].len;
-            if (gn) { /* the step first, while f still holds the old estimate */
-                float *gx = gn + s[k].x;
-                const float *ox = go + s[k].x;
+            if (gs) { /* the step first, while f still holds the old estimate;
+                       * the old step is read, then overwritten by the new */
+                float *gx = gs + s[k].x;
                 for (int64_t x = 0; x < len; x++) {
                     float v;
                     if (w) {
@@ -192,10 +195,10 @@ static voxa_status pass_update(int64_t lo, int64_t hi, int tid, void *ctx) {
                     } else {
                         v = k == mid ? f[x] * bx[x] : 0.0f;
                     }
-                    float d = v - f[x];
+                    float d = v - f[x], o = gx[x];
+                    num += (double)d * o;
+                    den += (double)o * o;
                     gx[x] = d;
-                    num += (double)d * ox[x];
-                    den += (double)ox[x] * ox[x];
                     bx[x] = v;
                     f[x] = v;
                 }
@@ -225,7 +228,7 @@ static voxa_status pass_update(int64_t lo, int64_t hi, int tid, void *ctx) {
                 memset(f, 0, (size_t)len * sizeof(float));
             }
         }
-        if (gn) {
+        if (gs) {
             R->dots[2 * r] = num;
             R->dots[2 * r + 1] = den;
         }
@@ -446,13 +449,12 @@ voxa_status voxa_rl_plan_execute(voxa_rl_plan *p, const voxa_array *in, voxa_arr
     }
     R.fshell = shell;
     if (opt->accelerate) {
-        acc = voxa__calloc((size_t)p->nbox * 3, sizeof(float));
+        acc = voxa__calloc((size_t)p->nbox * 2, sizeof(float));
         dots = voxa__calloc((size_t)p->rows * 2, sizeof(double));
         VOXA_GOTO_IF(!acc || !dots, VOXA_ENOMEM,
                      "deconvolution: cannot allocate acceleration buffers");
         R.xprev = acc;
-        R.gnew = acc + p->nbox;
-        R.gold = acc + 2 * p->nbox;
+        R.step = acc + p->nbox;
         R.dots = dots;
     }
 
@@ -498,12 +500,7 @@ voxa_status voxa_rl_plan_execute(voxa_rl_plan *p, const voxa_array *in, voxa_arr
         fftwf_execute_dft_c2r(p->inv, cb, p->buf);
         st = voxa__parallel_for(p->rows, rgrain, pass_update, &R);
         if (st != VOXA_OK) goto done;
-        if (opt->accelerate) {
-            float *t = R.gnew;
-            R.gnew = R.gold;
-            R.gold = t;
-            have_gold++;
-        }
+        if (opt->accelerate) have_gold++;
         st = voxa__progress(&opt->progress, it + 1, opt->iterations);
         if (st != VOXA_OK) goto done;
     }

@@ -63,6 +63,10 @@ typedef struct run {
     float tmax;         /* acceleration: |exponent| bound, 16 */
     float mean;         /* free mode's starting value */
     float fe;           /* filter_epsilon (zero mode); -inf when off */
+    /* staged path: the plane pass's steps (pass_planes) */
+    int64_t z0;         /* first plane of the pass */
+    int c2r, r2c;       /* transform the plane before / after its rows */
+    voxa__range_fn rows_fn; /* the element-wise pass on the plane's rows */
 } run;
 
 /* Row r of the box -> row of g, or -1 outside the window. */
@@ -326,6 +330,54 @@ static voxa_status pass_load(int64_t lo, int64_t hi, int tid, void *ctx) {
     return VOXA_OK;
 }
 
+/* Staged path: planes z0 + [lo, hi) of the box, each while it is in cache:
+ * 2-D c2r (if c2r), the element-wise pass on its rows (if any), 2-D r2c
+ * (if r2c). */
+static voxa_status pass_planes(int64_t lo, int64_t hi, int tid, void *ctx) {
+    run *R = ctx;
+    const voxa_rl_plan *p = R->p;
+    int64_t L1 = p->L[1];
+    for (int64_t z = R->z0 + lo; z < R->z0 + hi; z++) {
+        float *pl = p->buf + z * L1 * p->px;
+        if (R->c2r) fftwf_execute_dft_c2r(p->pinv, (fftwf_complex *)pl, pl);
+        if (R->rows_fn) {
+            voxa_status st = R->rows_fn(z * L1, (z + 1) * L1, tid, R);
+            if (st != VOXA_OK) return st;
+        }
+        if (R->r2c) fftwf_execute_dft_r2c(p->pfwd, pl, (fftwf_complex *)pl);
+    }
+    return VOXA_OK;
+}
+
+static voxa_status planes(run *R, int64_t zlo, int64_t zhi, int c2r, voxa__range_fn fn,
+                          int r2c) {
+    R->z0 = zlo;
+    R->c2r = c2r;
+    R->r2c = r2c;
+    R->rows_fn = fn;
+    return voxa__parallel_for(zhi - zlo, 1, pass_planes, R);
+}
+
+/* One RL iteration on the staged path (deconv_staged.c); on entry buf holds
+ * the estimate's plane transforms unless `load` (first iteration) or
+ * acceleration (extrapolate first). The last plane pass transforms the new
+ * estimate for the next iteration unless `last` or accelerating. */
+static voxa_status staged_iteration(run *R, fftwf_complex *scr, int load, int extrapolate,
+                                    int last, int accelerate) {
+    const voxa_rl_plan *p = R->p;
+    int64_t L0 = p->L[0], w0 = p->off[0], w1 = p->off[0] + p->n[0];
+    voxa_status st = VOXA_OK;
+    if (load) st = planes(R, 0, L0, 0, pass_load, 1);
+    else if (extrapolate) st = planes(R, 0, L0, 0, pass_extrapolate, 1);
+    /* H f: only the window's planes are needed (the ratio is 0 elsewhere) */
+    if (st == VOXA_OK) st = voxa__rl_staged_cols(p, scr, 0, 0, L0, w0, w1);
+    if (st == VOXA_OK) st = planes(R, w0, w1, 1, pass_ratio, 1);
+    /* H^T ratio: only the window's planes are non-zero */
+    if (st == VOXA_OK) st = voxa__rl_staged_cols(p, scr, 1, w0, w1, 0, L0);
+    if (st == VOXA_OK) st = planes(R, 0, L0, 1, pass_update, !last && !accelerate);
+    return st;
+}
+
 /* The starting estimate: periodic f = g (W2); zero 0.5 on the window, 0
  * elsewhere (scikit-image); free the mean of g wherever the weight is > 0. */
 static voxa_status pass_start(int64_t lo, int64_t hi, int tid, void *ctx) {
@@ -408,6 +460,7 @@ voxa_status voxa_rl_plan_execute(voxa_rl_plan *p, const voxa_array *in, voxa_arr
     voxa_status st = VOXA_OK;
     voxa_rl_options defaults;
     float *gbuf = NULL, *fbuf = NULL, *shell = NULL, *acc = NULL;
+    fftwf_complex *scr = NULL;
     double *dots = NULL;
     VOXA_FAIL_IF(!p, VOXA_EINVAL, "deconvolution: NULL plan");
     if (!opt) {
@@ -465,8 +518,13 @@ voxa_status voxa_rl_plan_execute(voxa_rl_plan *p, const voxa_array *in, voxa_arr
     }
     int64_t rgrain = 16384 / p->L[2] + 1, cgrain = 16384;
     st = voxa__parallel_for(p->rows, rgrain, pass_start, &R);
-    if (st == VOXA_OK) st = voxa__parallel_for(p->rows, rgrain, pass_load, &R);
+    if (st == VOXA_OK && !p->staged) st = voxa__parallel_for(p->rows, rgrain, pass_load, &R);
     if (st != VOXA_OK) goto done;
+    if (p->staged) {
+        size_t nscr = (size_t)voxa_get_threads() * 2 * (size_t)(p->L[0] * VOXA_RL_TILE);
+        scr = fftwf_malloc(nscr * sizeof(fftwf_complex));
+        VOXA_GOTO_IF(!scr, VOXA_ENOMEM, "deconvolution: cannot allocate the z-FFT scratch");
+    }
     st = voxa__progress(&opt->progress, 0, opt->iterations);
     if (st != VOXA_OK) goto done;
     fftwf_complex *cb = (fftwf_complex *)p->buf;
@@ -483,8 +541,14 @@ voxa_status voxa_rl_plan_execute(voxa_rl_plan *p, const voxa_array *in, voxa_arr
                 double a = den > 0 ? num / den : 0;
                 R.alpha = (float)(a < 0 ? 0 : a > 1 ? 1 : a);
             }
-            st = voxa__parallel_for(p->rows, rgrain, pass_extrapolate, &R);
+            if (!p->staged) st = voxa__parallel_for(p->rows, rgrain, pass_extrapolate, &R);
             if (st != VOXA_OK) goto done;
+        }
+        if (p->staged) {
+            st = staged_iteration(&R, scr, it == 0, opt->accelerate && it > 0,
+                                  it + 1 == opt->iterations, opt->accelerate);
+            if (st != VOXA_OK) goto done;
+            goto step_done;
         }
         fftwf_execute_dft_r2c(p->fwd, p->buf, cb);
         R.h = p->hf;
@@ -500,6 +564,7 @@ voxa_status voxa_rl_plan_execute(voxa_rl_plan *p, const voxa_array *in, voxa_arr
         fftwf_execute_dft_c2r(p->inv, cb, p->buf);
         st = voxa__parallel_for(p->rows, rgrain, pass_update, &R);
         if (st != VOXA_OK) goto done;
+    step_done:
         if (opt->accelerate) have_gold++;
         st = voxa__progress(&opt->progress, it + 1, opt->iterations);
         if (st != VOXA_OK) goto done;
@@ -514,6 +579,7 @@ done:
     voxa__free(shell);
     voxa__free(acc);
     voxa__free(dots);
+    fftwf_free(scr);
     return st;
 }
 

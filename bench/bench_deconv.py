@@ -22,10 +22,14 @@ Before/after a change (issue 14, free mode): python bench/bench_deconv.py
 --before OLD_voxa.so [--rounds=N] [--threads=T] [--quick] times a copy of the
 extension built before the change against the current one, interleaved in
 this process (each round runs old/new x periodic/free once, order reversed
-every other round), 3 iterations per call, per-iteration time from the
-progress stamps (median of the call's iterations); then the added peak RSS
-of each (once, separately, output allocated inside the call as a user's
-richardson_lucy does).
+every other round), 4 iterations per call, per-iteration time from the
+progress stamps (median of the call's first 3 iterations: the last one may
+skip work for a next iteration); then the added peak RSS of each mode,
+plain and accelerated, each in a fresh subprocess (VmHWM minus the RSS
+before the call; the float32 output allocated inside the measurement, as a
+user's richardson_lucy does, so it counts). The quiet re-measurement runs
+  python bench/bench_deconv.py --before /work/before5/_voxa_5ec6e13.so
+(`--threads=1`, `--rounds=N` optional).
 
 Usage: python bench/bench_deconv.py [--quick]   (--quick: small shapes)
 """
@@ -287,13 +291,14 @@ def before_after(old_path):
     g = np.random.default_rng(0).random(shape, dtype=np.float32) + 0.1
     h = voxa.gaussian_psf((32, 32, 32), (3, 2, 2))
     voxa.set_threads(threads)
+    old.set_threads(threads)
 
     def per_iter(mod, boundary):
         stamps = []
         out = np.empty(shape, np.float32)
-        mod.run_op("deconvolve", g, out, psf=h, boundary=boundary, iterations=3,
+        mod.run_op("deconvolve", g, out, psf=h, boundary=boundary, iterations=4,
                    progress=lambda d, t: stamps.append(time.perf_counter()))
-        return statistics.median(np.diff(stamps))
+        return statistics.median(np.diff(stamps)[:3])
 
     box = {}
     calls = []
@@ -306,24 +311,24 @@ def before_after(old_path):
     interleave(calls, rounds)
     load1 = loadavg()
     peaks = {}
-    for name, mod, b in (("before free", old, "free"), ("after free", voxa._voxa, "free"),
-                         ("before periodic", old, "periodic"),
-                         ("after periodic", voxa._voxa, "periodic")):
-        base = _read_status("VmRSS")
-        _reset_peak()
-        out = np.empty(shape, np.float32)
-        out.fill(0)
-        mod.run_op("deconvolve", g, out, psf=h, boundary=b, iterations=1)
-        peaks[name] = _read_status("VmHWM") - base
-        del out
+    import subprocess
+    for name in box:
+        for acc in (0, 1):
+            r = subprocess.run([sys.executable, os.path.abspath(__file__), "--peak-one",
+                                old_path if name.startswith("before") else "-",
+                                name.split()[1], str(acc), str(threads), str(int(QUICK))],
+                               capture_output=True, text=True, check=True)
+            peaks[name, acc] = int(r.stdout.split()[-1])
     ims = g.nbytes
     print(f"### before/after, RL {shape} float32, PSF (32,32,32), {threads} thread(s), "
           f"{rounds} interleaved rounds (load {load0} / {load1})\n")
-    print("| method | s/iteration median | min-max | added peak (x image) |\n|---|---|---|---|")
+    print("| method | s/iteration median | min-max | added peak (x image) | "
+          "accelerated: added peak |\n|---|---|---|---|---|")
     for name, ts in box.items():
         ts = ts[-rounds:]
+        p0, p1 = peaks[name, 0], peaks[name, 1]
         print(f"| {name} | {statistics.median(ts):.3f} | {min(ts):.3f}-{max(ts):.3f} | "
-              f"{fmt_bytes(peaks[name])} ({peaks[name] / ims:.2f}x) |")
+              f"{fmt_bytes(p0)} ({p0 / ims:.2f}x) | {fmt_bytes(p1)} ({p1 / ims:.2f}x) |")
 
     def rs(a, b):
         m, lo, hi = ratio_stats(box[a][-rounds:], box[b][-rounds:])
@@ -333,7 +338,26 @@ def before_after(old_path):
           f"{rs('after free', 'before free')}, periodic {rs('after periodic', 'before periodic')}\n")
 
 
+def peak_one(path, boundary, acc, threads, quick):
+    """One added-peak measurement in this fresh process (bytes on stdout)."""
+    from common import load_other_ext
+    mod = voxa._voxa if path == "-" else load_other_ext(path)
+    mod.set_threads(int(threads))
+    shape = (32, 128, 128) if quick == "1" else (128, 512, 512)
+    g = np.random.default_rng(0).random(shape, dtype=np.float32) + 0.1
+    h = voxa.gaussian_psf((32, 32, 32), (3, 2, 2))
+    base = _read_status("VmRSS")
+    _reset_peak()
+    out = np.empty(shape, np.float32)
+    mod.run_op("deconvolve", g, out, psf=h, boundary=boundary, iterations=2,
+               accelerate=acc == "1")
+    print(_read_status("VmHWM") - base)
+
+
 def main():
+    if "--peak-one" in sys.argv:
+        peak_one(*sys.argv[sys.argv.index("--peak-one") + 1:][:5])
+        return
     if "--before" in sys.argv:
         before_after(sys.argv[sys.argv.index("--before") + 1])
         return

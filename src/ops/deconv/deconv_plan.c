@@ -33,7 +33,9 @@
  * wisdom cache of deconv_wisdom.c makes that once per shape); memory:
  * work buffer ~|box| floats + H ~|box| floats (+1 for a second H in zero mode
  * with an even PSF extent) + (m0+L0-n0)(m1+L1-n1)L2 floats of weights in
- * free mode. */
+ * free mode. Free mode on a box of several planes is staged
+ * (deconv_staged.c): per-plane and z-tile plans, and only the PSF's x-y
+ * transform (m0/L0 of H) instead of H. */
 #include "deconv_internal.h"
 
 #include <errno.h>
@@ -314,11 +316,12 @@ voxa_status voxa_rl_plan_new(voxa_rl_plan **out, int ndim, const int64_t *shape,
     p->c0 = p->m[0] / 2;
     /* free mode: staged 3-D transform (deconv_staged.c) when the box has
      * several planes; VOXA_RL_STAGED=0 / 1 forces the 3-D plans / the
-     * staged path (tests, benchmarks) */
-    if (boundary == VOXA_RL_FREE) {
-        const char *e = getenv("VOXA_RL_STAGED");
-        p->staged = e && !strcmp(e, "0") ? 0 : e && !strcmp(e, "1") ? 1 : p->L[0] > 1;
-    }
+     * staged path (tests, benchmarks; =1 also stages periodic mode) */
+    const char *senv = getenv("VOXA_RL_STAGED");
+    if (boundary == VOXA_RL_FREE)
+        p->staged = senv && !strcmp(senv, "0") ? 0 : senv && !strcmp(senv, "1") ? 1 : p->L[0] > 1;
+    else if (boundary == VOXA_RL_PERIODIC)
+        p->staged = senv && !strcmp(senv, "1");
 
     size_t nreal = (size_t)(p->rows * p->px);
     p->buf = fftwf_malloc(nreal * sizeof(float));

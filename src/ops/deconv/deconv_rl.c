@@ -44,11 +44,9 @@
  * rest of the box in a "shell" array, row by row (row_spans). So beyond the
  * caller's two arrays: the plan's buffer and H (~2 box sizes; H is m0/L0 of
  * a box on the staged path) plus the shell (box - image; none in periodic
- * mode, where that is 4x the image in all).
- *
- * Free mode on a box of several planes runs staged (staged_iteration, with
- * deconv_staged.c): the passes above run per z-plane between its 2-D c2r and
- * r2c, and the z stage with the multiply by H runs on column tiles. */
+ * mode, where that is 4x the image in all). Free mode on a box of several
+ * planes runs staged (staged_iteration, deconv_staged.c): the passes above
+ * run per z-plane between its 2-D c2r and r2c. */
 #include "deconv_internal.h"
 
 #include <math.h>

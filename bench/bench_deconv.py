@@ -22,10 +22,20 @@ Before/after a change (issue 14, free mode): python bench/bench_deconv.py
 --before OLD_voxa.so [--rounds=N] [--threads=T] [--quick] times a copy of the
 extension built before the change against the current one, interleaved in
 this process (each round runs old/new x periodic/free once, order reversed
-every other round), 3 iterations per call, per-iteration time from the
-progress stamps (median of the call's iterations); then the added peak RSS
-of each (once, separately, output allocated inside the call as a user's
-richardson_lucy does).
+every other round), 4 iterations per call, per-iteration time from the
+progress stamps (median of the call's first 3 iterations: the last one may
+skip work for a next iteration); then the added peak RSS of each mode,
+plain and accelerated, each in a fresh subprocess (VmHWM minus the RSS
+before the call; the float32 output allocated inside the measurement, as a
+user's richardson_lucy does, so it counts). The quiet re-measurement runs
+  python bench/bench_deconv.py --before /work/before5/_voxa_5ec6e13.so
+(`--threads=1`, `--rounds=N` optional).
+
+The staged transform (free mode's default on 3-D boxes) against the 3-D
+FFTW plans in the current build: python bench/bench_deconv.py --staged
+[--rounds=N] [--threads=T] [--quick] times periodic (3-D plans, and staged
+with VOXA_RL_STAGED=1) and free (staged, and 3-D plans with
+VOXA_RL_STAGED=0), interleaved, per-round ratios to periodic's 3-D plans.
 
 Usage: python bench/bench_deconv.py [--quick]   (--quick: small shapes)
 """
@@ -287,13 +297,14 @@ def before_after(old_path):
     g = np.random.default_rng(0).random(shape, dtype=np.float32) + 0.1
     h = voxa.gaussian_psf((32, 32, 32), (3, 2, 2))
     voxa.set_threads(threads)
+    old.set_threads(threads)
 
     def per_iter(mod, boundary):
         stamps = []
         out = np.empty(shape, np.float32)
-        mod.run_op("deconvolve", g, out, psf=h, boundary=boundary, iterations=3,
+        mod.run_op("deconvolve", g, out, psf=h, boundary=boundary, iterations=4,
                    progress=lambda d, t: stamps.append(time.perf_counter()))
-        return statistics.median(np.diff(stamps))
+        return statistics.median(np.diff(stamps)[:3])
 
     box = {}
     calls = []
@@ -306,24 +317,24 @@ def before_after(old_path):
     interleave(calls, rounds)
     load1 = loadavg()
     peaks = {}
-    for name, mod, b in (("before free", old, "free"), ("after free", voxa._voxa, "free"),
-                         ("before periodic", old, "periodic"),
-                         ("after periodic", voxa._voxa, "periodic")):
-        base = _read_status("VmRSS")
-        _reset_peak()
-        out = np.empty(shape, np.float32)
-        out.fill(0)
-        mod.run_op("deconvolve", g, out, psf=h, boundary=b, iterations=1)
-        peaks[name] = _read_status("VmHWM") - base
-        del out
+    import subprocess
+    for name in box:
+        for acc in (0, 1):
+            r = subprocess.run([sys.executable, os.path.abspath(__file__), "--peak-one",
+                                old_path if name.startswith("before") else "-",
+                                name.split()[1], str(acc), str(threads), str(int(QUICK))],
+                               capture_output=True, text=True, check=True)
+            peaks[name, acc] = int(r.stdout.split()[-1])
     ims = g.nbytes
     print(f"### before/after, RL {shape} float32, PSF (32,32,32), {threads} thread(s), "
           f"{rounds} interleaved rounds (load {load0} / {load1})\n")
-    print("| method | s/iteration median | min-max | added peak (x image) |\n|---|---|---|---|")
+    print("| method | s/iteration median | min-max | added peak (x image) | "
+          "accelerated: added peak |\n|---|---|---|---|---|")
     for name, ts in box.items():
         ts = ts[-rounds:]
+        p0, p1 = peaks[name, 0], peaks[name, 1]
         print(f"| {name} | {statistics.median(ts):.3f} | {min(ts):.3f}-{max(ts):.3f} | "
-              f"{fmt_bytes(peaks[name])} ({peaks[name] / ims:.2f}x) |")
+              f"{fmt_bytes(p0)} ({p0 / ims:.2f}x) | {fmt_bytes(p1)} ({p1 / ims:.2f}x) |")
 
     def rs(a, b):
         m, lo, hi = ratio_stats(box[a][-rounds:], box[b][-rounds:])
@@ -333,7 +344,73 @@ def before_after(old_path):
           f"{rs('after free', 'before free')}, periodic {rs('after periodic', 'before periodic')}\n")
 
 
+def staged_table():
+    from common import interleave, loadavg, ratio_stats
+    rounds, threads = 5 if QUICK else 11, 2
+    for a in sys.argv:
+        if a.startswith("--rounds="):
+            rounds = int(a.split("=", 1)[1])
+        if a.startswith("--threads="):
+            threads = int(a.split("=", 1)[1])
+    shape = (32, 128, 128) if QUICK else (128, 512, 512)
+    g = np.random.default_rng(0).random(shape, dtype=np.float32) + 0.1
+    h = voxa.gaussian_psf((32, 32, 32), (3, 2, 2))
+    voxa.set_threads(threads)
+    prev = os.environ.get("VOXA_RL_STAGED")
+
+    def per_iter(boundary, env):
+        os.environ["VOXA_RL_STAGED"] = env  # read when the plan is made
+        stamps = []
+        out = np.empty(shape, np.float32)
+        voxa._voxa.run_op("deconvolve", g, out, psf=h, boundary=boundary, iterations=4,
+                          progress=lambda d, t: stamps.append(time.perf_counter()))
+        return statistics.median(np.diff(stamps)[:3])
+    rows = [("periodic, 3-D plans", "periodic", "0"), ("periodic, staged", "periodic", "1"),
+            ("free, staged (default)", "free", "1"), ("free, 3-D plans", "free", "0")]
+    box = {r[0]: [] for r in rows}
+    calls = [(n, (lambda n=n, b=b, e=e: box[n].append(per_iter(b, e)))) for n, b, e in rows]
+    load0 = loadavg()
+    interleave(calls, rounds)
+    load1 = loadavg()
+    if prev is None:
+        os.environ.pop("VOXA_RL_STAGED", None)
+    else:
+        os.environ["VOXA_RL_STAGED"] = prev
+    print(f"### staged vs 3-D plans, RL {shape} float32, PSF (32,32,32), {threads} thread(s), "
+          f"{rounds} interleaved rounds (load {load0} / {load1})\n")
+    print("| method | s/iteration median | min-max | / periodic 3-D per round |\n|---|---|---|---|")
+    ref = box[rows[0][0]][-rounds:]
+    for n, ts in box.items():
+        ts = ts[-rounds:]
+        m, lo, hi = ratio_stats(ts, ref)
+        print(f"| {n} | {statistics.median(ts):.3f} | {min(ts):.3f}-{max(ts):.3f} | "
+              f"{m:.2f}x ({lo:.2f}-{hi:.2f}) |")
+    print()
+
+
+def peak_one(path, boundary, acc, threads, quick):
+    """One added-peak measurement in this fresh process (bytes on stdout)."""
+    from common import load_other_ext
+    mod = voxa._voxa if path == "-" else load_other_ext(path)
+    mod.set_threads(int(threads))
+    shape = (32, 128, 128) if quick == "1" else (128, 512, 512)
+    g = np.random.default_rng(0).random(shape, dtype=np.float32) + 0.1
+    h = voxa.gaussian_psf((32, 32, 32), (3, 2, 2))
+    base = _read_status("VmRSS")
+    _reset_peak()
+    out = np.empty(shape, np.float32)
+    mod.run_op("deconvolve", g, out, psf=h, boundary=boundary, iterations=2,
+               accelerate=acc == "1")
+    print(_read_status("VmHWM") - base)
+
+
 def main():
+    if "--peak-one" in sys.argv:
+        peak_one(*sys.argv[sys.argv.index("--peak-one") + 1:][:5])
+        return
+    if "--staged" in sys.argv:
+        staged_table()
+        return
     if "--before" in sys.argv:
         before_after(sys.argv[sys.argv.index("--before") + 1])
         return

@@ -54,7 +54,7 @@ def richardson_lucy(image, psf, num_iter=20, boundary="free", clip=False,
         below it the ratio is 0 (scikit-image's meaning). None or 0: off.
     accelerate : bool, Biggs–Andrews extrapolation, taken as a geometric step
         x (x / x_prev)^alpha (about 3x fewer iterations to the same error;
-        three extra image-sized buffers; docs/deconv.md).
+        two extra FFT-box-sized buffers; docs/deconv.md).
     out : optional float32/float64 array of the image's shape to write into.
     dtype : float32 (default) or float64 for the allocated output; the work
         is float32 either way.

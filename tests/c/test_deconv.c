@@ -196,11 +196,53 @@ static void test_bad_inputs(void) {
     voxa_array_free(&pu8);
 }
 
+/* Free mode's staged 3-D transform (VOXA_RL_STAGED=1, the default for 3-D
+ * boxes) against the 3-D FFTW plans (=0): same results to float rounding,
+ * plain and accelerated, and the plan smaller by exactly the full PSF
+ * transform minus its m0 x-y transformed planes. */
+static void test_staged_vs_3d(void) {
+    int64_t shape[3] = {6, 16, 18}, ps[3] = {3, 5, 4};
+    /* box: fast sizes >= n + m - 1 = (8, 20, 21); 21 / 2 + 1 = 11 complex */
+    int64_t L0 = 8, ncp = 20 * 11;
+    voxa_array g, psf, o0, o1;
+    double sig[3] = {0.8, 1.2, 1.0};
+    CHECK_OK(voxa_array_new(&g, VOXA_F32, 3, shape));
+    CHECK_OK(voxa_array_new(&o0, VOXA_F32, 3, shape));
+    CHECK_OK(voxa_array_new(&o1, VOXA_F32, 3, shape));
+    CHECK_OK(voxa_array_new(&psf, VOXA_F32, 3, ps));
+    CHECK_OK(voxa_psf_gaussian(&psf, sig));
+    for (int64_t i = 0; i < voxa_array_size(&g); i++) ((float *)g.data)[i] = 0.2f + frand();
+    int64_t bytes[2];
+    for (int acc = 0; acc < 2; acc++) {
+        for (int staged = 0; staged < 2; staged++) {
+            setenv("VOXA_RL_STAGED", staged ? "1" : "0", 1);
+            voxa_rl_plan *p = NULL;
+            voxa_rl_options o;
+            voxa_rl_options_init(&o);
+            o.iterations = 6;
+            o.accelerate = acc;
+            CHECK_OK(voxa_rl_plan_new(&p, 3, shape, &psf, VOXA_RL_FREE, 0));
+            bytes[staged] = voxa_rl_plan_bytes(p);
+            CHECK_OK(voxa_rl_plan_execute(p, &g, staged ? &o1 : &o0, &o));
+            voxa_rl_plan_free(p);
+        }
+        CHECK(max_rel(o1.data, o0.data, voxa_array_size(&g)) < (acc ? 1e-4 : 2e-5));
+        CHECK(memcmp(o1.data, o0.data, (size_t)voxa_array_size(&g) * 4) != 0);
+    }
+    unsetenv("VOXA_RL_STAGED");
+    CHECK(bytes[0] - bytes[1] == (L0 - ps[0]) * ncp * 8);
+    voxa_array_free(&g);
+    voxa_array_free(&psf);
+    voxa_array_free(&o0);
+    voxa_array_free(&o1);
+}
+
 int main(void) {
     setenv("VOXA_FFTW_WISDOM", "off", 1); /* no user wisdom cache in tests */
     RUN(test_delta_identity);
     RUN(test_flux_and_flat);
     RUN(test_plan_reuse_and_cancel);
     RUN(test_bad_inputs);
+    RUN(test_staged_vs_3d);
     VTEST_END();
 }

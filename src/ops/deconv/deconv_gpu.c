@@ -143,7 +143,8 @@ voxa_status voxa__rl_gpu_execute(voxa_backend b, voxa_rl_plan *p, const voxa_arr
     voxa__gpu_fft *fft = NULL;
     int64_t Lf[3];
     for (int d = 0; d < p->ndim; d++) Lf[d] = p->L[3 - p->ndim + d];
-    st = voxa__gpu_fft_plan(g, p->ndim, Lf, &fft);
+    st = voxa__rl_full_h(p); /* a staged plan makes H on demand */
+    if (st == VOXA_OK) st = voxa__gpu_fft_plan(g, p->ndim, Lf, &fft);
     if (st != VOXA_OK) goto done;
 
     size_t fb = sizeof(float);

@@ -35,9 +35,41 @@ struct voxa_rl_plan {
     float *wtab;                /* free mode: 1 / H^T(window) per row class */
     int64_t K[2];               /* row classes along axes 0 and 1 (free mode) */
     double psf_sum;
-    fftwf_plan fwd, inv;
+    fftwf_plan fwd, inv;        /* 3-D plans (NULL on the staged path) */
     int threads;                /* threads the FFTW plans were made for */
+    /* The staged path (deconv_staged.c; free mode): hf/hb are NULL (made
+     * on demand by voxa__rl_full_h for the GPU), the PSF is kept transformed
+     * in x and y only, and the 3-D transform runs as per-plane 2-D FFTs and
+     * z-FFTs on tiles of columns. */
+    int staged;
+    fftwf_plan pfwd, pinv;      /* 2-D r2c/c2r of one z-plane, 1 thread */
+    fftwf_plan cfwd, cinv;      /* z-FFTs of a tile (L0 x VOXA_RL_TILE complex) */
+    fftwf_complex *hxy;         /* m0 planes of ncp: the PSF's x-y transform / nbox */
+    int64_t ncp;                /* complex coefficients per plane: L1 (L2/2+1) */
+    int64_t c0;                 /* the PSF's centre along z (its plane goes to
+                                 * z index (k0 - c0) mod L0) */
+    float *psf;                 /* the PSF, float32 C-contiguous 3-D (for hf) */
 };
+
+/* Columns per z-FFT tile of the staged path (8 bytes each: two cache
+ * lines per z row). */
+#define VOXA_RL_TILE 16
+
+/* Staged path (deconv_staged.c). _plans: the plane and tile plans with
+ * FFTW flags fl (called under the FFTW lock; 0 when FFTW failed);
+ * _psf: hxy from p->psf (after planning); _cols: one column stage on the
+ * whole box: gather planes [glo, ghi) of every tile (others taken as 0),
+ * z-FFT, multiply by H's column (conj if conj), inverse z-FFT, scatter
+ * planes [slo, shi) back; scr holds voxa_get_threads() tiles of
+ * 2 L0 VOXA_RL_TILE complex, from fftwf_malloc. */
+int voxa__rl_staged_plans(voxa_rl_plan *p, unsigned fl);
+voxa_status voxa__rl_staged_psf(voxa_rl_plan *p);
+voxa_status voxa__rl_staged_cols(const voxa_rl_plan *p, fftwf_complex *scr, int conj,
+                                 int64_t glo, int64_t ghi, int64_t slo, int64_t shi);
+
+/* The full 3-D PSF transform(s) hf (and hb) for a staged plan, made once on
+ * demand (the GPU path uploads them); no-op when the plan has them. */
+voxa_status voxa__rl_full_h(voxa_rl_plan *p);
 
 /* Border weights (free mode). The weight of box voxel x depends on x_d only
  * through its class: x_d < m_d - 1 (own class), m_d - 1 <= x_d <= n_d - 1

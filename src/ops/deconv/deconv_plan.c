@@ -33,7 +33,9 @@
  * wisdom cache of deconv_wisdom.c makes that once per shape); memory:
  * work buffer ~|box| floats + H ~|box| floats (+1 for a second H in zero mode
  * with an even PSF extent) + (m0+L0-n0)(m1+L1-n1)L2 floats of weights in
- * free mode. */
+ * free mode. Free mode on a box of several planes is staged
+ * (deconv_staged.c): per-plane and z-tile plans, and only the PSF's x-y
+ * transform (m0/L0 of H) instead of H. */
 #include "deconv_internal.h"
 
 #include <errno.h>
@@ -109,8 +111,8 @@ static int64_t fast_size(int64_t n) {
 
 /* Write h (float32, C-contiguous 3-D extents m) into a zeroed box in the
  * padded r2c layout with h[c] at the origin, transform, scale by 1/|box|. */
-static voxa_status psf_transform(voxa_rl_plan *p, const float *h, const int64_t *c,
-                                 fftwf_complex *dst) {
+static voxa_status psf_transform(voxa_rl_plan *p, fftwf_plan fwd, const float *h,
+                                 const int64_t *c, fftwf_complex *dst) {
     float *b = (float *)dst;
     memset(b, 0, (size_t)(p->rows * p->px) * sizeof(float));
     for (int64_t k0 = 0; k0 < p->m[0]; k0++)
@@ -122,7 +124,7 @@ static voxa_status psf_transform(voxa_rl_plan *p, const float *h, const int64_t 
             for (int64_t k2 = 0; k2 < p->m[2]; k2++)
                 row[((k2 - c[2]) % p->L[2] + p->L[2]) % p->L[2]] = src[k2];
         }
-    fftwf_execute_dft_r2c(p->fwd, b, dst);
+    fftwf_execute_dft_r2c(fwd, b, dst);
     float scale = (float)(1.0 / (double)p->nbox);
     for (int64_t i = 0; i < p->nc; i++) {
         dst[i][0] *= scale;
@@ -208,12 +210,41 @@ voxa_status voxa__rl_weights_box(const voxa_rl_plan *p, float **out) {
 
 /* ---- plan ------------------------------------------------------------------ */
 
+voxa_status voxa__rl_full_h(voxa_rl_plan *p) {
+    VOXA_FAIL_IF(!p, VOXA_EINVAL, "deconvolution: NULL plan");
+    if (p->hf) return VOXA_OK;
+    int dims[3];
+    for (int d = 0; d < p->ndim; d++) dims[d] = (int)p->L[3 - p->ndim + d];
+    voxa__fftw_lock();
+    if (fftw_threads_ok) fftwf_plan_with_nthreads(p->threads);
+    fftwf_plan fwd = fftwf_plan_dft_r2c(p->ndim, dims, p->buf, (fftwf_complex *)p->buf,
+                                        FFTW_ESTIMATE);
+    voxa__fftw_unlock();
+    VOXA_FAIL_IF(!fwd, VOXA_EINTERNAL, "deconvolution: FFTW could not plan the PSF transform");
+    voxa_status st = VOXA_OK;
+    fftwf_complex *hf = fftwf_malloc((size_t)p->nc * sizeof(fftwf_complex));
+    if (!hf) {
+        st = voxa__error(VOXA_ENOMEM, "deconvolution: cannot allocate PSF transform");
+    } else {
+        int64_t c[3] = {p->m[0] / 2, p->m[1] / 2, p->m[2] / 2}; /* free mode only */
+        psf_transform(p, fwd, p->psf, c, hf);
+        p->hf = p->hb = hf;
+    }
+    voxa__fftw_lock();
+    fftwf_destroy_plan(fwd);
+    voxa__fftw_unlock();
+    return st;
+}
+
 void voxa_rl_plan_free(voxa_rl_plan *p) {
     if (!p) return;
     voxa__fftw_lock();
-    if (p->fwd) fftwf_destroy_plan(p->fwd);
-    if (p->inv) fftwf_destroy_plan(p->inv);
+    fftwf_plan pl[6] = {p->fwd, p->inv, p->pfwd, p->pinv, p->cfwd, p->cinv};
+    for (int i = 0; i < 6; i++)
+        if (pl[i]) fftwf_destroy_plan(pl[i]);
     voxa__fftw_unlock();
+    fftwf_free(p->hxy);
+    voxa__free(p->psf);
     if (p->hb != p->hf) fftwf_free(p->hb);
     fftwf_free(p->hf);
     fftwf_free(p->buf);
@@ -224,7 +255,9 @@ void voxa_rl_plan_free(voxa_rl_plan *p) {
 int64_t voxa_rl_plan_bytes(const voxa_rl_plan *p) {
     if (!p) return 0;
     int64_t cplx = p->nc * (int64_t)sizeof(fftwf_complex);
-    return p->rows * p->px * (int64_t)sizeof(float) + cplx * (p->hb != p->hf ? 2 : 1) +
+    int64_t nh = !p->hf ? 0 : p->hb != p->hf ? 2 : 1;
+    return p->rows * p->px * (int64_t)sizeof(float) + cplx * nh +
+           (p->hxy ? p->m[0] * p->ncp * (int64_t)sizeof(fftwf_complex) : 0) +
            (p->wtab ? p->K[0] * p->K[1] * p->L[2] * (int64_t)sizeof(float) : 0);
 }
 
@@ -279,11 +312,21 @@ voxa_status voxa_rl_plan_new(voxa_rl_plan **out, int ndim, const int64_t *shape,
     p->rows = p->L[0] * p->L[1];
     p->nbox = p->rows * p->L[2];
     p->nc = p->rows * (p->L[2] / 2 + 1);
+    p->ncp = p->L[1] * (p->L[2] / 2 + 1);
+    p->c0 = p->m[0] / 2;
+    /* free mode: staged 3-D transform (deconv_staged.c) when the box has
+     * several planes; VOXA_RL_STAGED=0 / 1 forces the 3-D plans / the
+     * staged path (tests, benchmarks; =1 also stages periodic mode) */
+    const char *senv = getenv("VOXA_RL_STAGED");
+    if (boundary == VOXA_RL_FREE)
+        p->staged = senv && !strcmp(senv, "0") ? 0 : senv && !strcmp(senv, "1") ? 1 : p->L[0] > 1;
+    else if (boundary == VOXA_RL_PERIODIC)
+        p->staged = senv && !strcmp(senv, "1");
 
     size_t nreal = (size_t)(p->rows * p->px);
     p->buf = fftwf_malloc(nreal * sizeof(float));
-    p->hf = fftwf_malloc((size_t)p->nc * sizeof(fftwf_complex));
-    VOXA_GOTO_IF(!p->buf || !p->hf, VOXA_ENOMEM,
+    if (!p->staged) p->hf = fftwf_malloc((size_t)p->nc * sizeof(fftwf_complex));
+    VOXA_GOTO_IF(!p->buf || (!p->staged && !p->hf), VOXA_ENOMEM,
                  "deconvolution: cannot allocate FFT buffers (%lld floats)", (long long)nreal);
 
     /* FFTW's planner is not thread-safe: plan under the one lock. MEASURE
@@ -297,9 +340,15 @@ voxa_status voxa_rl_plan_new(voxa_rl_plan **out, int ndim, const int64_t *shape,
     voxa__fftw_lock();
     if (cache) voxa__wisdom_cache_import(wpath);
     char *w0 = cache && fl == FFTW_MEASURE ? fftwf_export_wisdom_to_string() : NULL;
-    if (fftw_threads_ok) fftwf_plan_with_nthreads(p->threads);
-    p->fwd = fftwf_plan_dft_r2c(ndim, dims, p->buf, (fftwf_complex *)p->buf, fl);
-    p->inv = fftwf_plan_dft_c2r(ndim, dims, (fftwf_complex *)p->buf, p->buf, fl);
+    int planned;
+    if (p->staged) {
+        planned = voxa__rl_staged_plans(p, fl);
+    } else {
+        if (fftw_threads_ok) fftwf_plan_with_nthreads(p->threads);
+        p->fwd = fftwf_plan_dft_r2c(ndim, dims, p->buf, (fftwf_complex *)p->buf, fl);
+        p->inv = fftwf_plan_dft_c2r(ndim, dims, (fftwf_complex *)p->buf, p->buf, fl);
+        planned = p->fwd && p->inv;
+    }
     if (w0) { /* save only when measuring taught FFTW something new */
         char *w1 = fftwf_export_wisdom_to_string();
         grew = w1 && strcmp(w0, w1) != 0;
@@ -308,7 +357,7 @@ voxa_status voxa_rl_plan_new(voxa_rl_plan **out, int ndim, const int64_t *shape,
     }
     voxa__fftw_unlock();
     if (grew) voxa__wisdom_cache_save(wpath);
-    VOXA_GOTO_IF(!p->fwd || !p->inv, VOXA_EINTERNAL,
+    VOXA_GOTO_IF(!planned, VOXA_EINTERNAL,
                  "deconvolution: FFTW could not plan a transform of shape (%lld, %lld, %lld)",
                  (long long)p->L[0], (long long)p->L[1], (long long)p->L[2]);
 
@@ -318,6 +367,8 @@ voxa_status voxa_rl_plan_new(voxa_rl_plan **out, int ndim, const int64_t *shape,
     VOXA_GOTO_IF(!h, VOXA_ENOMEM, "deconvolution: cannot allocate the PSF copy");
     st = voxa__deconv_load_f32(psf, h, "psf");
     if (st != VOXA_OK) goto done;
+    p->psf = h;
+    h = NULL;
 
     int64_t cf[3], cb[3];
     int two = 0;
@@ -326,12 +377,19 @@ voxa_status voxa_rl_plan_new(voxa_rl_plan **out, int ndim, const int64_t *shape,
         cf[d] = boundary == VOXA_RL_ZERO ? (p->m[d] - 1) / 2 : cb[d];
         if (cf[d] != cb[d]) two = 1;
     }
-    st = psf_transform(p, h, cf, p->hf);
-    if (st != VOXA_OK) goto done;
-    if (two) {
+    if (p->staged) {
+        st = voxa__rl_staged_psf(p);
+        if (st != VOXA_OK) goto done;
+    } else {
+        st = psf_transform(p, p->fwd, p->psf, cf, p->hf);
+        if (st != VOXA_OK) goto done;
+    }
+    if (p->staged) {
+        p->hb = NULL;
+    } else if (two) {
         p->hb = fftwf_malloc((size_t)p->nc * sizeof(fftwf_complex));
         VOXA_GOTO_IF(!p->hb, VOXA_ENOMEM, "deconvolution: cannot allocate PSF transform");
-        st = psf_transform(p, h, cb, p->hb);
+        st = psf_transform(p, p->fwd, p->psf, cb, p->hb);
         if (st != VOXA_OK) goto done;
     } else {
         p->hb = p->hf;
@@ -341,7 +399,7 @@ voxa_status voxa_rl_plan_new(voxa_rl_plan **out, int ndim, const int64_t *shape,
         p->K[1] = p->m[1] + p->L[1] - p->n[1];
         p->wtab = voxa__malloc((size_t)(p->K[0] * p->K[1] * p->L[2]), sizeof(float));
         VOXA_GOTO_IF(!p->wtab, VOXA_ENOMEM, "deconvolution: cannot allocate border weights");
-        st = border_weights(p, h);
+        st = border_weights(p, p->psf);
         if (st != VOXA_OK) goto done;
     }
 done:

@@ -33,15 +33,20 @@
  * keeps y > 0 without clamping (docs/deconv.md, bench/bench_rl_quality.py).
  * The exponent alpha (log2 x - log2 x_prev) is clamped to [-16, 16]: it
  * keeps y finite; it binds where zero counts in the data empty a voxel
- * (exponents of -50 seen there), not on the bench's sample. Costs three extra box-sized arrays and
- * one pass. The dot products are summed per box row in double and then in
+ * (exponents of -50 seen there), not on the bench's sample. Costs two extra
+ * box-sized arrays (the last estimate and the last step, which the update
+ * pass reads for the dot products and overwrites with the new step in the
+ * same loop) and one pass. The dot products are summed per box row in double and then in
  * row order, so they do not depend on the thread count.
  *
  * Storage of the estimate: its window in the caller's output when that is
  * float32, C-contiguous and not clipped (else one window-sized buffer), the
  * rest of the box in a "shell" array, row by row (row_spans). So beyond the
- * caller's two arrays: the plan's buffer and H (~2 box sizes) plus the shell
- * (box - image; none in periodic mode, where that is 4x the image in all). */
+ * caller's two arrays: the plan's buffer and H (~2 box sizes; H is m0/L0 of
+ * a box on the staged path) plus the shell (box - image; none in periodic
+ * mode, where that is 4x the image in all). Free mode on a box of several
+ * planes runs staged (staged_iteration, deconv_staged.c): the passes above
+ * run per z-plane between its 2-D c2r and r2c. */
 #include "deconv_internal.h"
 
 #include <math.h>
@@ -52,13 +57,19 @@ typedef struct run {
     const float *g;     /* window-shaped data, C-contiguous */
     float *fwin;        /* the estimate on the window (window-shaped) */
     float *fshell;      /* the estimate on the rest of the box, row by row */
-    float *xprev, *gnew, *gold; /* acceleration (else NULL), box-shaped */
+    float *xprev, *step; /* acceleration (else NULL), box-shaped: the last
+                          * estimate, and the last RL step d (replaced in
+                          * place by the new one as the dot products read it) */
     double *dots;       /* 2 per box row */
     const fftwf_complex *h;
     float alpha;
     float tmax;         /* acceleration: |exponent| bound, 16 */
     float mean;         /* free mode's starting value */
     float fe;           /* filter_epsilon (zero mode); -inf when off */
+    /* staged path: the plane pass's steps (pass_planes) */
+    int64_t z0;         /* first plane of the pass */
+    int c2r, r2c;       /* transform the plane before / after its rows */
+    voxa__range_fn rows_fn; /* the element-wise pass on the plane's rows */
 } run;
 
 /* Row r of the box -> row of g, or -1 outside the window. */
@@ -172,15 +183,14 @@ static voxa_status pass_update(int64_t lo, int64_t hi, int tid, void *ctx) {
         float *b = p->buf + r * p->px;
         int ns = row_spans(R, r, s, &mid);
         const float *w = p->boundary == VOXA_RL_FREE ? voxa__rl_wrow(p, r) : NULL;
-        float *gn = R->gnew ? R->gnew + r * L2 : NULL;
-        const float *go = R->gold ? R->gold + r * L2 : NULL;
+        float *gs = R->step ? R->step + r * L2 : NULL;
         double num = 0, den = 0;
         for (int k = 0; k < ns; k++) {
             float *f = s[k].f, *bx = b + s[k].x;
             int64_t len = s[k].len;
-            if (gn) { /* the step first, while f still holds the old estimate */
-                float *gx = gn + s[k].x;
-                const float *ox = go + s[k].x;
+            if (gs) { /* the step first, while f still holds the old estimate;
+                       * the old step is read, then overwritten by the new */
+                float *gx = gs + s[k].x;
                 for (int64_t x = 0; x < len; x++) {
                     float v;
                     if (w) {
@@ -192,10 +202,10 @@ static voxa_status pass_update(int64_t lo, int64_t hi, int tid, void *ctx) {
                     } else {
                         v = k == mid ? f[x] * bx[x] : 0.0f;
                     }
-                    float d = v - f[x];
+                    float d = v - f[x], o = gx[x];
+                    num += (double)d * o;
+                    den += (double)o * o;
                     gx[x] = d;
-                    num += (double)d * ox[x];
-                    den += (double)ox[x] * ox[x];
                     bx[x] = v;
                     f[x] = v;
                 }
@@ -225,7 +235,7 @@ static voxa_status pass_update(int64_t lo, int64_t hi, int tid, void *ctx) {
                 memset(f, 0, (size_t)len * sizeof(float));
             }
         }
-        if (gn) {
+        if (gs) {
             R->dots[2 * r] = num;
             R->dots[2 * r + 1] = den;
         }
@@ -323,6 +333,54 @@ static voxa_status pass_load(int64_t lo, int64_t hi, int tid, void *ctx) {
     return VOXA_OK;
 }
 
+/* Staged path: planes z0 + [lo, hi) of the box, each while it is in cache:
+ * 2-D c2r (if c2r), the element-wise pass on its rows (if any), 2-D r2c
+ * (if r2c). */
+static voxa_status pass_planes(int64_t lo, int64_t hi, int tid, void *ctx) {
+    run *R = ctx;
+    const voxa_rl_plan *p = R->p;
+    int64_t L1 = p->L[1];
+    for (int64_t z = R->z0 + lo; z < R->z0 + hi; z++) {
+        float *pl = p->buf + z * L1 * p->px;
+        if (R->c2r) fftwf_execute_dft_c2r(p->pinv, (fftwf_complex *)pl, pl);
+        if (R->rows_fn) {
+            voxa_status st = R->rows_fn(z * L1, (z + 1) * L1, tid, R);
+            if (st != VOXA_OK) return st;
+        }
+        if (R->r2c) fftwf_execute_dft_r2c(p->pfwd, pl, (fftwf_complex *)pl);
+    }
+    return VOXA_OK;
+}
+
+static voxa_status planes(run *R, int64_t zlo, int64_t zhi, int c2r, voxa__range_fn fn,
+                          int r2c) {
+    R->z0 = zlo;
+    R->c2r = c2r;
+    R->r2c = r2c;
+    R->rows_fn = fn;
+    return voxa__parallel_for(zhi - zlo, 1, pass_planes, R);
+}
+
+/* One RL iteration on the staged path (deconv_staged.c); on entry buf holds
+ * the estimate's plane transforms unless `load` (first iteration) or
+ * acceleration (extrapolate first). The last plane pass transforms the new
+ * estimate for the next iteration unless `last` or accelerating. */
+static voxa_status staged_iteration(run *R, fftwf_complex *scr, int load, int extrapolate,
+                                    int last, int accelerate) {
+    const voxa_rl_plan *p = R->p;
+    int64_t L0 = p->L[0], w0 = p->off[0], w1 = p->off[0] + p->n[0];
+    voxa_status st = VOXA_OK;
+    if (load) st = planes(R, 0, L0, 0, pass_load, 1);
+    else if (extrapolate) st = planes(R, 0, L0, 0, pass_extrapolate, 1);
+    /* H f: only the window's planes are needed (the ratio is 0 elsewhere) */
+    if (st == VOXA_OK) st = voxa__rl_staged_cols(p, scr, 0, 0, L0, w0, w1);
+    if (st == VOXA_OK) st = planes(R, w0, w1, 1, pass_ratio, 1);
+    /* H^T ratio: only the window's planes are non-zero */
+    if (st == VOXA_OK) st = voxa__rl_staged_cols(p, scr, 1, w0, w1, 0, L0);
+    if (st == VOXA_OK) st = planes(R, 0, L0, 1, pass_update, !last && !accelerate);
+    return st;
+}
+
 /* The starting estimate: periodic f = g (W2); zero 0.5 on the window, 0
  * elsewhere (scikit-image); free the mean of g wherever the weight is > 0. */
 static voxa_status pass_start(int64_t lo, int64_t hi, int tid, void *ctx) {
@@ -405,6 +463,7 @@ voxa_status voxa_rl_plan_execute(voxa_rl_plan *p, const voxa_array *in, voxa_arr
     voxa_status st = VOXA_OK;
     voxa_rl_options defaults;
     float *gbuf = NULL, *fbuf = NULL, *shell = NULL, *acc = NULL;
+    fftwf_complex *scr = NULL;
     double *dots = NULL;
     VOXA_FAIL_IF(!p, VOXA_EINVAL, "deconvolution: NULL plan");
     if (!opt) {
@@ -446,13 +505,12 @@ voxa_status voxa_rl_plan_execute(voxa_rl_plan *p, const voxa_array *in, voxa_arr
     }
     R.fshell = shell;
     if (opt->accelerate) {
-        acc = voxa__calloc((size_t)p->nbox * 3, sizeof(float));
+        acc = voxa__calloc((size_t)p->nbox * 2, sizeof(float));
         dots = voxa__calloc((size_t)p->rows * 2, sizeof(double));
         VOXA_GOTO_IF(!acc || !dots, VOXA_ENOMEM,
                      "deconvolution: cannot allocate acceleration buffers");
         R.xprev = acc;
-        R.gnew = acc + p->nbox;
-        R.gold = acc + 2 * p->nbox;
+        R.step = acc + p->nbox;
         R.dots = dots;
     }
 
@@ -463,8 +521,13 @@ voxa_status voxa_rl_plan_execute(voxa_rl_plan *p, const voxa_array *in, voxa_arr
     }
     int64_t rgrain = 16384 / p->L[2] + 1, cgrain = 16384;
     st = voxa__parallel_for(p->rows, rgrain, pass_start, &R);
-    if (st == VOXA_OK) st = voxa__parallel_for(p->rows, rgrain, pass_load, &R);
+    if (st == VOXA_OK && !p->staged) st = voxa__parallel_for(p->rows, rgrain, pass_load, &R);
     if (st != VOXA_OK) goto done;
+    if (p->staged) {
+        size_t nscr = (size_t)voxa_get_threads() * 2 * (size_t)(p->L[0] * VOXA_RL_TILE);
+        scr = fftwf_malloc(nscr * sizeof(fftwf_complex));
+        VOXA_GOTO_IF(!scr, VOXA_ENOMEM, "deconvolution: cannot allocate the z-FFT scratch");
+    }
     st = voxa__progress(&opt->progress, 0, opt->iterations);
     if (st != VOXA_OK) goto done;
     fftwf_complex *cb = (fftwf_complex *)p->buf;
@@ -481,8 +544,14 @@ voxa_status voxa_rl_plan_execute(voxa_rl_plan *p, const voxa_array *in, voxa_arr
                 double a = den > 0 ? num / den : 0;
                 R.alpha = (float)(a < 0 ? 0 : a > 1 ? 1 : a);
             }
-            st = voxa__parallel_for(p->rows, rgrain, pass_extrapolate, &R);
+            if (!p->staged) st = voxa__parallel_for(p->rows, rgrain, pass_extrapolate, &R);
             if (st != VOXA_OK) goto done;
+        }
+        if (p->staged) {
+            st = staged_iteration(&R, scr, it == 0, opt->accelerate && it > 0,
+                                  it + 1 == opt->iterations, opt->accelerate);
+            if (st != VOXA_OK) goto done;
+            goto step_done;
         }
         fftwf_execute_dft_r2c(p->fwd, p->buf, cb);
         R.h = p->hf;
@@ -498,12 +567,8 @@ voxa_status voxa_rl_plan_execute(voxa_rl_plan *p, const voxa_array *in, voxa_arr
         fftwf_execute_dft_c2r(p->inv, cb, p->buf);
         st = voxa__parallel_for(p->rows, rgrain, pass_update, &R);
         if (st != VOXA_OK) goto done;
-        if (opt->accelerate) {
-            float *t = R.gnew;
-            R.gnew = R.gold;
-            R.gold = t;
-            have_gold++;
-        }
+    step_done:
+        if (opt->accelerate) have_gold++;
         st = voxa__progress(&opt->progress, it + 1, opt->iterations);
         if (st != VOXA_OK) goto done;
     }
@@ -517,6 +582,7 @@ done:
     voxa__free(shell);
     voxa__free(acc);
     voxa__free(dots);
+    fftwf_free(scr);
     return st;
 }
 

@@ -1,0 +1,145 @@
+/* Richardson–Lucy, staged 3-D transform (the wrap-free mode's default path).
+ *
+ * Why: a 3-D FFTW plan needs the PSF's whole 3-D transform H (one more
+ * box-sized array, 1.5x the image for (128, 512, 512) with a 32^3 PSF), and
+ * its element-wise passes stream the box through memory once more each.
+ * Here the 3-D transform is done in its stages:
+ *   - per z-plane, a 2-D r2c / c2r FFTW plan (1 thread, planes run in
+ *     parallel), fused by deconv_rl.c with the element-wise pass of that
+ *     plane while it is in cache (c2r -> ratio -> r2c; c2r -> update -> r2c);
+ *   - along z, on tiles of VOXA_RL_TILE adjacent columns of the planes'
+ *     coefficients gathered into per-thread scratch (L0 x TILE complex):
+ *     z-FFT, multiply by H's column, inverse z-FFT, scatter back (this file);
+ *     each column is contiguous in the tile (with a z-major tile, FFTW's
+ *     strided batch spent ~20 % of the run in buffer copies and per-call
+ *     mallocs, perf on (64, 256, 256)).
+ * H's column is made per tile from the PSF transformed only in x and y
+ * (m0 planes of L1 (L2/2+1) complex, about m0/L0 of the box): its m0
+ * planes go to z = (k0 - c0) mod L0 of a zeroed tile, which one more z-FFT
+ * turns into the 3-D transform's column. Same centring and 1/|box| scaling
+ * as the 3-D path (deconv_plan.c), so the two differ by float rounding only.
+ * Pruning the plane structure gives: after the forward convolution only the
+ * window's planes are needed (the ratio is 0 elsewhere), so only they are
+ * scattered, inverse-transformed and ratio'd; the backward convolution
+ * gathers only those planes (the others are 0).
+ * Every FFT runs on one thread on data of fixed shape and the tiles and
+ * planes do not depend on the thread count, so results are bit-identical
+ * for any thread count.
+ * Cost: FFT work per convolution = 2-D FFTs of the planes + 3 z-FFTs per
+ * column (one for H); memory: hxy (m0 L1 (L2/2+1) complex) + per thread
+ * 2 L0 TILE complex, instead of H (L0 L1 (L2/2+1) complex). */
+#include "deconv_internal.h"
+
+#include <string.h>
+
+int voxa__rl_staged_plans(voxa_rl_plan *p, unsigned fl) {
+    int d2[2] = {(int)p->L[1], (int)p->L[2]}, n0 = (int)p->L[0];
+    /* every plane must have the planned plane's alignment, or FFTW's SIMD
+     * codelets cannot be used on it (new-array execute) */
+    unsigned pf = fl | ((p->L[1] * p->px) % 16 ? FFTW_UNALIGNED : 0);
+    fftwf_plan_with_nthreads(1);
+    p->pfwd = fftwf_plan_dft_r2c(2, d2, p->buf, (fftwf_complex *)p->buf, pf);
+    p->pinv = fftwf_plan_dft_c2r(2, d2, (fftwf_complex *)p->buf, p->buf, pf);
+    fftwf_complex *s = fftwf_malloc((size_t)(n0 * VOXA_RL_TILE) * sizeof(fftwf_complex));
+    if (s) {
+        p->cfwd = fftwf_plan_many_dft(1, &n0, VOXA_RL_TILE, s, NULL, 1, n0, s, NULL, 1, n0,
+                                      FFTW_FORWARD, fl);
+        p->cinv = fftwf_plan_many_dft(1, &n0, VOXA_RL_TILE, s, NULL, 1, n0, s, NULL, 1, n0,
+                                      FFTW_BACKWARD, fl);
+    }
+    fftwf_free(s);
+    return p->pfwd && p->pinv && p->cfwd && p->cinv;
+}
+
+/* hxy: each PSF plane k0 written into a zeroed plane with h[k0][c1][c2] at
+ * the origin, 2-D r2c, scaled by 1/|box|. */
+voxa_status voxa__rl_staged_psf(voxa_rl_plan *p) {
+    int64_t pl = p->L[1] * p->px, m1 = p->m[1], m2 = p->m[2];
+    int64_t c1 = m1 / 2, c2 = m2 / 2;
+    p->hxy = fftwf_malloc((size_t)(p->m[0] * pl) * sizeof(float));
+    VOXA_FAIL_IF(!p->hxy, VOXA_ENOMEM, "deconvolution: cannot allocate the PSF transform");
+    float scale = (float)(1.0 / (double)p->nbox);
+    for (int64_t k0 = 0; k0 < p->m[0]; k0++) {
+        float *b = (float *)p->hxy + k0 * pl;
+        memset(b, 0, (size_t)pl * sizeof(float));
+        for (int64_t k1 = 0; k1 < m1; k1++) {
+            int64_t i1 = ((k1 - c1) % p->L[1] + p->L[1]) % p->L[1];
+            const float *src = p->psf + (k0 * m1 + k1) * m2;
+            for (int64_t k2 = 0; k2 < m2; k2++)
+                b[i1 * p->px + ((k2 - c2) % p->L[2] + p->L[2]) % p->L[2]] = src[k2];
+        }
+        fftwf_execute_dft_r2c(p->pfwd, b, (fftwf_complex *)b);
+        fftwf_complex *h = (fftwf_complex *)b;
+        for (int64_t i = 0; i < p->ncp; i++) {
+            h[i][0] *= scale;
+            h[i][1] *= scale;
+        }
+    }
+    return VOXA_OK;
+}
+
+typedef struct cols_ctx {
+    const voxa_rl_plan *p;
+    fftwf_complex *scr;
+    int conj;
+    int64_t glo, ghi, slo, shi;
+} cols_ctx;
+
+static voxa_status cols_tiles(int64_t lo, int64_t hi, int tid, void *ctx) {
+    const cols_ctx *C = ctx;
+    const voxa_rl_plan *p = C->p;
+    const int64_t T = VOXA_RL_TILE, L0 = p->L[0], ncp = p->ncp;
+    fftwf_complex *s = C->scr + (int64_t)tid * 2 * L0 * T, *hs = s + L0 * T;
+    const fftwf_complex *buf = (const fftwf_complex *)p->buf;
+    fftwf_complex *bufw = (fftwf_complex *)p->buf;
+    for (int64_t t = lo; t < hi; t++) {
+        int64_t j0 = t * T, cnt = ncp - j0 < T ? ncp - j0 : T;
+        /* gather the tile, column t at s + t L0 (planes outside [glo, ghi)
+         * and columns past the plane's end are 0) */
+        if (C->glo > 0 || C->ghi < L0 || cnt < T)
+            memset(s, 0, (size_t)(L0 * T) * sizeof(fftwf_complex));
+        for (int64_t z = C->glo; z < C->ghi; z++) {
+            const fftwf_complex *src = buf + z * ncp + j0;
+            for (int64_t t = 0; t < cnt; t++) {
+                s[t * L0 + z][0] = src[t][0];
+                s[t * L0 + z][1] = src[t][1];
+            }
+        }
+        /* H's column: the PSF's x-y transformed planes at (k0 - c0) mod L0 */
+        memset(hs, 0, (size_t)(L0 * T) * sizeof(fftwf_complex));
+        for (int64_t k0 = 0; k0 < p->m[0]; k0++) {
+            int64_t z = ((k0 - p->c0) % L0 + L0) % L0;
+            const fftwf_complex *src = p->hxy + k0 * ncp + j0;
+            for (int64_t t = 0; t < cnt; t++) {
+                hs[t * L0 + z][0] = src[t][0];
+                hs[t * L0 + z][1] = src[t][1];
+            }
+        }
+        fftwf_execute_dft(p->cfwd, s, s);
+        fftwf_execute_dft(p->cfwd, hs, hs);
+        float sg = C->conj ? -1.0f : 1.0f;
+        for (int64_t i = 0; i < L0 * T; i++) {
+            float hr = hs[i][0], hi_ = sg * hs[i][1];
+            float re = s[i][0] * hr - s[i][1] * hi_;
+            float im = s[i][0] * hi_ + s[i][1] * hr;
+            s[i][0] = re;
+            s[i][1] = im;
+        }
+        fftwf_execute_dft(p->cinv, s, s);
+        for (int64_t z = C->slo; z < C->shi; z++) {
+            fftwf_complex *dst = bufw + z * ncp + j0;
+            for (int64_t t = 0; t < cnt; t++) {
+                dst[t][0] = s[t * L0 + z][0];
+                dst[t][1] = s[t * L0 + z][1];
+            }
+        }
+    }
+    return VOXA_OK;
+}
+
+voxa_status voxa__rl_staged_cols(const voxa_rl_plan *p, fftwf_complex *scr, int conj,
+                                 int64_t glo, int64_t ghi, int64_t slo, int64_t shi) {
+    cols_ctx C = {p, scr, conj, glo, ghi, slo, shi};
+    int64_t tiles = (p->ncp + VOXA_RL_TILE - 1) / VOXA_RL_TILE;
+    return voxa__parallel_for(tiles, 8, cols_tiles, &C);
+}

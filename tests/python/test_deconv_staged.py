@@ -1,0 +1,138 @@
+"""Wrap-free RL on the staged 3-D transform (src/ops/deconv/deconv_staged.c:
+per-plane 2-D FFTs fused with the element-wise passes, z-FFTs on tiles of
+columns with H's column made per tile from the PSF's x-y transform).
+
+VOXA_RL_STAGED=1 forces the staged path (also on 1-D/2-D boxes, where the
+z-FFT has length 1), =0 the 3-D FFTW plans; unset, free mode is staged when
+the FFT box has more than one plane. Checked: the staged result equals the
+3-D path to float32 rounding (relative max difference < 2e-5 plain, 1e-4
+accelerated, where the extrapolation amplifies rounding) and the float64
+reference formula of test_deconv.py (< 1e-4, as the 3-D path); it is bit
+for bit the same for 1, 2 and 3 threads; tiles cut at the plane's end, PSFs
+as long as the image along z (hxy as deep as the box's half), extent-1
+axes, odd/even extents; MEASURE plans and the default choice."""
+import numpy as np
+import pytest
+
+import voxa
+from test_deconv import free_reference, rand_psf, rel_err
+
+CASES = [  # (image shape, PSF shape)
+    ((11, 17, 14), (3, 6, 5)), ((10, 12, 16), (4, 4, 4)), ((8, 13, 9), (8, 2, 9)),
+    ((7, 16, 12), (1, 5, 6)), ((6, 9, 11), (5, 8, 10)), ((2, 5, 3), (2, 1, 3)),
+    ((5, 1, 19), (3, 1, 4)), ((9, 20, 1), (2, 7, 1)), ((3, 4, 40), (3, 3, 1)),
+    ((16, 8, 8), (15, 3, 3)),
+]
+LOW_D = [((40,), (7,)), ((13,), (13,)), ((30, 41), (5, 7)), ((12, 15), (1, 15)),
+         ((1, 9, 10), (1, 3, 4))]
+
+
+@pytest.fixture
+def nthreads():
+    old = voxa.get_threads()
+    yield voxa.set_threads
+    voxa.set_threads(old)
+
+
+def run(monkeypatch, staged, g, h, n, **kw):
+    monkeypatch.setenv("VOXA_RL_STAGED", staged)
+    return voxa.richardson_lucy(g, h, n, **kw)
+
+
+def sample(shape, pshape):
+    rng = np.random.default_rng(sum(shape) * 7 + sum(pshape))
+    g = (rng.random(shape) * 10 + 0.5).astype(np.float32)
+    g[tuple(slice(0, max(1, s // 3)) for s in shape)] *= 4  # a bright corner
+    return g, rand_psf(rng, pshape)
+
+
+@pytest.mark.parametrize("shape,pshape", CASES + LOW_D)
+def test_staged_equals_3d_and_reference(shape, pshape, monkeypatch, nthreads):
+    g, h = sample(shape, pshape)
+    nthreads(2)
+    want = free_reference(g, h, 5)
+    staged = run(monkeypatch, "1", g, h, 5)
+    plans3 = run(monkeypatch, "0", g, h, 5)
+    assert rel_err(staged, want) < 1e-4
+    assert rel_err(staged, plans3) < 2e-5, np.abs(staged - plans3).max()
+    assert not np.array_equal(g, staged)
+    for acc_it in (4, 9):
+        a1 = run(monkeypatch, "1", g, h, acc_it, accelerate=True)
+        a0 = run(monkeypatch, "0", g, h, acc_it, accelerate=True)
+        assert rel_err(a1, a0) < 1e-4, (acc_it, np.abs(a1 - a0).max())
+
+
+@pytest.mark.parametrize("shape,pshape", CASES[:6] + LOW_D[2:3])
+def test_staged_threads_bit_identical(shape, pshape, monkeypatch, nthreads):
+    g, h = sample(shape, pshape)
+    monkeypatch.setenv("VOXA_RL_STAGED", "1")
+    for acc in (False, True):
+        res = []
+        for t in (1, 2, 3):
+            nthreads(t)
+            res.append(voxa.richardson_lucy(g, h, 6, accelerate=acc))
+        assert np.array_equal(res[0], res[1]) and np.array_equal(res[0], res[2]), acc
+
+
+def test_staged_many_tiles_and_planes(monkeypatch, nthreads):
+    """A plane of 37 x 21 coefficients: 777 columns, 48 full tiles of 16
+    and a cut one; 3 threads over an uneven tile and plane count."""
+    g, h = sample((13, 37, 40), (5, 6, 7))
+    nthreads(3)
+    want = free_reference(g, h, 3)
+    got = run(monkeypatch, "1", g, h, 3)
+    assert rel_err(got, want) < 1e-4
+    assert rel_err(got, run(monkeypatch, "0", g, h, 3)) < 2e-5
+
+
+def test_default_choice(monkeypatch):
+    """Unset: 3-D boxes with several planes are staged, 2-D ones are not."""
+    monkeypatch.delenv("VOXA_RL_STAGED", raising=False)
+    g3, h3 = sample((6, 9, 11), (5, 8, 10))
+    d3 = voxa.richardson_lucy(g3, h3, 3)
+    assert np.array_equal(d3, run(monkeypatch, "1", g3, h3, 3))
+    monkeypatch.delenv("VOXA_RL_STAGED")
+    g2, h2 = sample((30, 41), (5, 7))
+    d2 = voxa.richardson_lucy(g2, h2, 3)
+    assert np.array_equal(d2, run(monkeypatch, "0", g2, h2, 3))
+    # any other value means automatic
+    assert np.array_equal(d3, run(monkeypatch, "yes", g3, h3, 3))
+
+
+def test_staged_measure_plans(monkeypatch, tmp_path):
+    g, h = sample((7, 10, 12), (3, 4, 5))
+    est = run(monkeypatch, "1", g, h, 3)
+    wis = tmp_path / "w"
+    monkeypatch.setenv("VOXA_FFTW_WISDOM", str(wis))
+    meas = run(monkeypatch, "1", g, h, 3, planning="measure")
+    assert rel_err(meas, est) < 1e-5
+    assert wis.read_text().startswith("(fftw-3")
+
+
+def test_staged_progress_cancel_leaves_partial(monkeypatch):
+    g, h = sample((6, 9, 11), (5, 8, 10))
+    monkeypatch.setenv("VOXA_RL_STAGED", "1")
+    two = voxa.richardson_lucy(g, h, 2)
+    out = np.zeros_like(g)
+    with pytest.raises(KeyboardInterrupt):
+        voxa.richardson_lucy(g, h, 5, out=out, progress=lambda d, n: d < 2)
+    assert np.array_equal(out, two)  # the estimate after 2 iterations
+
+
+@pytest.mark.parametrize("shape,pshape", [((8, 13, 9), (8, 2, 9)), ((10, 12, 16), (4, 4, 4)),
+                                          ((30, 41), (5, 7))])
+def test_periodic_staged_switch(shape, pshape, monkeypatch, nthreads):
+    """VOXA_RL_STAGED=1 also stages periodic mode (for measurements; the
+    default keeps its 3-D plans): same results to rounding, bit-identical
+    across thread counts."""
+    g, h = sample(shape, pshape)
+    nthreads(2)
+    monkeypatch.delenv("VOXA_RL_STAGED", raising=False)
+    plans3 = voxa.richardson_lucy(g, h, 5, boundary="periodic")
+    res = []
+    for t in (1, 2, 3):
+        nthreads(t)
+        res.append(run(monkeypatch, "1", g, h, 5, boundary="periodic"))
+    assert rel_err(res[0], plans3) < 2e-5
+    assert not np.array_equal(res[0], plans3)
+    assert np.array_equal(res[0], res[1]) and np.array_equal(res[0], res[2])

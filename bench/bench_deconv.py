@@ -283,16 +283,21 @@ def accel_table():
     return "\n".join(out) + "\n"
 
 
-def before_after(old_path):
-    from common import interleave, load_other_ext, loadavg, ratio_stats
-    old = load_other_ext(old_path)
-    rounds = 5 if QUICK else 11
+def rounds_threads(rounds):
+    """--rounds=N and --threads=T from the command line (default threads 2)."""
     threads = 2
     for a in sys.argv:
         if a.startswith("--rounds="):
             rounds = int(a.split("=", 1)[1])
         if a.startswith("--threads="):
             threads = int(a.split("=", 1)[1])
+    return rounds, threads
+
+
+def before_after(old_path):
+    from common import interleave, load_other_ext, loadavg, ratio_stats
+    old = load_other_ext(old_path)
+    rounds, threads = rounds_threads(5 if QUICK else 11)
     shape = (32, 128, 128) if QUICK else (128, 512, 512)
     g = np.random.default_rng(0).random(shape, dtype=np.float32) + 0.1
     h = voxa.gaussian_psf((32, 32, 32), (3, 2, 2))
@@ -346,12 +351,7 @@ def before_after(old_path):
 
 def staged_table():
     from common import interleave, loadavg, ratio_stats
-    rounds, threads = 5 if QUICK else 11, 2
-    for a in sys.argv:
-        if a.startswith("--rounds="):
-            rounds = int(a.split("=", 1)[1])
-        if a.startswith("--threads="):
-            threads = int(a.split("=", 1)[1])
+    rounds, threads = rounds_threads(5 if QUICK else 11)
     shape = (32, 128, 128) if QUICK else (128, 512, 512)
     g = np.random.default_rng(0).random(shape, dtype=np.float32) + 0.1
     h = voxa.gaussian_psf((32, 32, 32), (3, 2, 2))

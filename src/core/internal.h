@@ -118,4 +118,10 @@ voxa_status voxa__binary_view(const voxa_array *in, const uint8_t **data, uint8_
 /* Copy C-contiguous data of dst's dtype and shape into the (strided) view. */
 void voxa__copy_into(const void *src, voxa_array *dst);
 
+/* SIMD level forced by a test switch (simd_level.c): "envelope" (the
+ * family's non-vector fallback), "c", "avx2", "avx512"; else the best. */
+enum { VOXA__SIMD_NONE = -1, VOXA__SIMD_C = 0, VOXA__SIMD_AVX2 = 1, VOXA__SIMD_AVX512 = 2,
+       VOXA__SIMD_BEST = 3 };
+int voxa__simd_level_from_env(const char *var);
+
 #endif

@@ -179,21 +179,15 @@ static const voxa__sqdt_wkern wk_avx512 = {"AVX-512", 16, cols_avx512};
 #endif
 
 const voxa__sqdt_wkern *voxa__sqdt_window_pick(void) {
-    const char *e = getenv("VOXA_SQDT_KERNEL");
-    int want = 3; /* 3 best, 2 avx512, 1 avx2, 0 c */
-    if (e && *e) {
-        if (!strcmp(e, "envelope")) return NULL;
-        if (!strcmp(e, "c")) want = 0;
-        else if (!strcmp(e, "avx2")) want = 1;
-        else if (!strcmp(e, "avx512")) want = 2;
-    }
+    int want = voxa__simd_level_from_env("VOXA_SQDT_KERNEL");
+    if (want == VOXA__SIMD_NONE) return NULL;
 #ifdef SQDT_X86
     __builtin_cpu_init();
-    if (want >= 2 && __builtin_cpu_supports("avx512f")) return &wk_avx512;
-    if (want >= 1 && __builtin_cpu_supports("avx2")) return &wk_avx2;
+    if (want >= VOXA__SIMD_AVX512 && __builtin_cpu_supports("avx512f")) return &wk_avx512;
+    if (want >= VOXA__SIMD_AVX2 && __builtin_cpu_supports("avx2")) return &wk_avx2;
 #endif
     /* one lane at a time is slower than the envelope (3.1 s against 2.4 s on
      * the (400,401,401) blobs here): the C loop runs only when forced, and
      * for the columns of a tile narrower than the lanes */
-    return want == 0 ? &voxa__sqdt_wkern_c : NULL;
+    return want == VOXA__SIMD_C ? &voxa__sqdt_wkern_c : NULL;
 }

@@ -291,20 +291,14 @@ CK_KERNELS(avx512, CK_AVX512, "AVX-512BW", BALL_MAX_T)
 /* The loop set for this CPU, or the one VOXA_MORPH_KERNEL names (falling
  * back to the best supported below it); NULL for "envelope". */
 static const ck_kern *pick_kernels(void) {
-    const char *e = getenv("VOXA_MORPH_KERNEL");
-    int want = 3; /* 3 best, 2 avx512, 1 avx2, 0 c */
-    if (e && *e) {
-        if (!strcmp(e, "envelope")) return NULL;
-        if (!strcmp(e, "c")) want = 0;
-        else if (!strcmp(e, "avx2")) want = 1;
-        else if (!strcmp(e, "avx512")) want = 2;
-    }
+    int want = voxa__simd_level_from_env("VOXA_MORPH_KERNEL");
+    if (want == VOXA__SIMD_NONE) return NULL;
 #ifdef CK_X86
     __builtin_cpu_init();
-    if (want >= 2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-        __builtin_cpu_supports("avx512vl"))
+    if (want >= VOXA__SIMD_AVX512 && __builtin_cpu_supports("avx512f") &&
+        __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl"))
         return &kern_avx512;
-    if (want >= 1 && __builtin_cpu_supports("avx2")) return &kern_avx2;
+    if (want >= VOXA__SIMD_AVX2 && __builtin_cpu_supports("avx2")) return &kern_avx2;
 #endif
     (void)want;
     return &kern_c;

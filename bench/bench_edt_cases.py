@@ -21,8 +21,8 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import (blob_mask, fmt_time, interleave, load_other_ext, loadavg,  # noqa: E402
-                    machine, ratio_stats, swap_ext)
+from common import (blob_mask, edt_timer, fmt_time, interleave, load_other_ext, loadavg,  # noqa: E402
+                    machine, ratio_stats)
 
 import edt  # noqa: E402
 import voxa  # noqa: E402
@@ -57,18 +57,9 @@ def masks(shape):
 
 def main():
     old = load_other_ext(BEFORE) if BEFORE else None
-    new = voxa._voxa
 
     def vx(m, t, ext=None):
-        def f():
-            e = ext or new
-            prev = swap_ext(e)
-            try:
-                e.set_threads(t)
-                return voxa.distance_transform_edt(m, dtype=np.float32)
-            finally:
-                swap_ext(prev)
-        return f
+        return edt_timer(m, t, ext)
 
     print(f"## EDT across mask kinds: voxa vs edt.edt\n\nmachine: {machine()}; edt "
           f"{edt.__version__ if hasattr(edt, '__version__') else ''}; shape {SHAPE}, float32; "

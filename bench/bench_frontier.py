@@ -34,7 +34,7 @@ import numpy as np
 import scipy.fft as sfft
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import (swap_ext, _read_status, _reset_peak, blob_mask, fmt_bytes, fmt_time,  # noqa: E402
+from common import (edt_timer, _read_status, _reset_peak, blob_mask, fmt_bytes, fmt_time,  # noqa: E402
                     interleave, loadavg, machine, paint_bbox, ratio_stats, w1_points)
 
 import cc3d  # noqa: E402
@@ -160,18 +160,9 @@ def bench_edt():
         if a.startswith("--before="):
             from common import load_other_ext
             old = load_other_ext(a.split("=", 1)[1])
-    new_ext = voxa._voxa
 
     def vx(t, ext=None):
-        def f():
-            ext_ = ext or new_ext
-            prev = swap_ext(ext_)
-            try:
-                ext_.set_threads(t)
-                return voxa.distance_transform_edt(mask, dtype=np.float32)
-            finally:
-                swap_ext(prev)
-        return f
+        return edt_timer(mask, t, ext)
     a = edt.edt(mask, parallel=1)
     b = vx(2)()
     diff = float(np.abs(a.astype(np.float64) - b).max())

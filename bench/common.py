@@ -193,3 +193,21 @@ def swap_ext(ext):
         if hasattr(mod, "_voxa"):
             mod._voxa = ext
     return prev
+
+
+def edt_timer(mask, threads, ext=None):
+    """A no-argument function: voxa.distance_transform_edt(mask) as float32
+    on `threads` threads through `ext` (a build from load_other_ext; None:
+    the current one)."""
+    import numpy as np
+    import voxa
+    ext = ext or voxa._voxa
+
+    def run():
+        prev = swap_ext(ext)
+        try:
+            ext.set_threads(threads)
+            return voxa.distance_transform_edt(mask, dtype=np.float32)
+        finally:
+            swap_ext(prev)
+    return run

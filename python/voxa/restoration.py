@@ -38,7 +38,7 @@ def _real_array(a, name):
 
 def richardson_lucy(image, psf, num_iter=20, boundary="free", clip=False,
                     filter_epsilon=None, accelerate=False, out=None, dtype=np.float32,
-                    progress=None, planning="estimate"):
+                    progress=None, planning="auto"):
     """Richardson–Lucy deconvolution of a 1-3D image.
 
     Parameters
@@ -60,10 +60,15 @@ def richardson_lucy(image, psf, num_iter=20, boundary="free", clip=False,
         is float32 either way.
     progress : optional callable(done, total) -> bool; returning False (or
         raising) cancels. Ctrl-C also cancels.
-    planning : 'estimate' (default: instant FFTW plans) or 'measure' (FFTW
-        times its algorithms: seconds of planning the first time a size is
-        seen in the process, up to 3x faster iterations). Measured plans can
-        be kept across processes with save_wisdom / load_wisdom.
+    planning : 'auto' (default), 'estimate' or 'measure': how FFTW picks its
+        algorithms. 'auto' measures the small per-plane and z-tile plans of
+        3-D free/periodic runs (about a second the first time a size is seen,
+        then kept as wisdom; up to 3x faster iterations there) and estimates
+        the rest; 'estimate' plans everything instantly (the same plans in
+        every process, no wisdom needed); 'measure' times every transform
+        (seconds to minutes for a 3-D box, the fastest iterations). Measured
+        plans can be kept across processes with save_wisdom / load_wisdom
+        and the per-user cache (docs/deconv.md).
 
     Returns
     -------
@@ -85,8 +90,8 @@ def richardson_lucy(image, psf, num_iter=20, boundary="free", clip=False,
     fe = 0.0 if filter_epsilon is None else float(filter_epsilon)
     if not np.isfinite(fe) or fe < 0:
         raise ValueError(f"filter_epsilon: {filter_epsilon} (must be finite and >= 0)")
-    if planning not in ("estimate", "measure"):
-        raise ValueError(f"planning: {planning!r} (expected 'estimate' or 'measure')")
+    if planning not in ("auto", "estimate", "measure"):
+        raise ValueError(f"planning: {planning!r} (expected 'auto', 'estimate' or 'measure')")
     if out is None:
         dtype = np.dtype(dtype)
         if dtype not in (np.float32, np.float64):
@@ -100,13 +105,14 @@ def richardson_lucy(image, psf, num_iter=20, boundary="free", clip=False,
         raise ValueError(f"image: ndim {image.ndim} not supported (1, 2 or 3)")
     _voxa.run_op("deconvolve", image, out, psf=psf, boundary=boundary, iterations=num_iter,
                  clip=bool(clip), filter_epsilon=fe, accelerate=bool(accelerate),
-                 progress=progress, measure=planning == "measure")
+                 progress=progress, measure=planning == "measure",
+                 estimate=planning == "estimate")
     return out
 
 
 def load_wisdom(path):
     """Merge FFTW wisdom saved by save_wisdom (or ``voxa deconvolve --wisdom``):
-    later planning='measure' calls of known sizes plan in milliseconds."""
+    later calls of known sizes plan in milliseconds."""
     _voxa.deconv_wisdom(os.fspath(path))
 
 

@@ -273,8 +273,10 @@ voxa_status voxa_rl_plan_new(voxa_rl_plan **out, int ndim, const int64_t *shape,
     VOXA_FAIL_IF(!shape, VOXA_EINVAL, "image: NULL shape");
     VOXA_FAIL_IF((unsigned)boundary > 2, VOXA_EINVAL, "boundary: invalid mode %d",
                  (int)boundary);
-    VOXA_FAIL_IF(flags & ~VOXA_RL_MEASURE, VOXA_EINVAL, "plan flags: unknown bits 0x%x",
-                 (unsigned)flags);
+    VOXA_FAIL_IF(flags & ~(VOXA_RL_MEASURE | VOXA_RL_ESTIMATE), VOXA_EINVAL,
+                 "plan flags: unknown bits 0x%x", (unsigned)flags);
+    VOXA_FAIL_IF((flags & VOXA_RL_MEASURE) && (flags & VOXA_RL_ESTIMATE), VOXA_EINVAL,
+                 "plan flags: MEASURE and ESTIMATE are exclusive");
     VOXA_CHECK(voxa_array_check(psf, "psf"));
     VOXA_FAIL_IF(psf->ndim != ndim, VOXA_EINVAL,
                  "psf: ndim %d does not match the image's ndim %d", psf->ndim, ndim);
@@ -314,14 +316,17 @@ voxa_status voxa_rl_plan_new(voxa_rl_plan **out, int ndim, const int64_t *shape,
     p->nc = p->rows * (p->L[2] / 2 + 1);
     p->ncp = p->L[1] * (p->L[2] / 2 + 1);
     p->c0 = p->m[0] / 2;
-    /* free mode: staged 3-D transform (deconv_staged.c) when the box has
-     * several planes; VOXA_RL_STAGED=0 / 1 forces the 3-D plans / the
-     * staged path (tests, benchmarks; =1 also stages periodic mode) */
+    /* Staged 3-D transform (deconv_staged.c): free mode whenever the box has
+     * several planes (it also saves H's 1.5x-image memory there); periodic
+     * mode from 8 planes and 2^22 voxels, where its measured plane plans beat
+     * one 3-D plan (smaller boxes stay in cache). VOXA_RL_STAGED=0 / 1
+     * forces the 3-D plans / the staged path (tests, benchmarks). */
     const char *senv = getenv("VOXA_RL_STAGED");
-    if (boundary == VOXA_RL_FREE)
-        p->staged = senv && !strcmp(senv, "0") ? 0 : senv && !strcmp(senv, "1") ? 1 : p->L[0] > 1;
-    else if (boundary == VOXA_RL_PERIODIC)
-        p->staged = senv && !strcmp(senv, "1");
+    int big = p->L[0] >= 8 && p->nbox >= ((int64_t)1 << 22);
+    if (senv && !strcmp(senv, "0"))
+        p->staged = 0;
+    else if (boundary == VOXA_RL_FREE || boundary == VOXA_RL_PERIODIC)
+        p->staged = (senv && !strcmp(senv, "1")) || (boundary == VOXA_RL_FREE ? p->L[0] > 1 : big);
 
     size_t nreal = (size_t)(p->rows * p->px);
     p->buf = fftwf_malloc(nreal * sizeof(float));
@@ -333,7 +338,15 @@ voxa_status voxa_rl_plan_new(voxa_rl_plan **out, int ndim, const int64_t *shape,
      * scribbles on the buffer, which holds nothing yet. */
     int dims[3];
     for (int d = 0; d < ndim; d++) dims[d] = (int)p->L[3 - ndim + d];
-    unsigned fl = (flags & VOXA_RL_MEASURE) ? FFTW_MEASURE : FFTW_ESTIMATE;
+    /* The staged path's plans are small (one plane, one z-tile), so the
+     * default measures them from 8 planes on (about a second, then wisdom):
+     * ESTIMATE picks plans 3-4x slower there (a 512^2 plane, a batch of
+     * 160-point columns). A whole-box plan is measured only on request
+     * (seconds to minutes). */
+    unsigned fl = (flags & VOXA_RL_MEASURE) ||
+                          (p->staged && p->L[0] >= 8 && !(flags & VOXA_RL_ESTIMATE))
+                      ? FFTW_MEASURE
+                      : FFTW_ESTIMATE;
     p->threads = voxa_get_threads();
     char wpath[4096];
     int cache = voxa__wisdom_cache_path(wpath, sizeof wpath), grew = 0;

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 enum { PSF, ITERATIONS, BOUNDARY, ACCELERATE, NORMALIZE_PSF, CLIP, FILTER_EPSILON, DTYPE, MEASURE,
-       WISDOM, HALO, NPARAMS };
+       ESTIMATE, WISDOM, HALO, NPARAMS };
 
 static const voxa_param params[NPARAMS] = {
     [PSF] = {"psf", VOXA_PARAM_ARRAY, NULL,
@@ -36,8 +36,13 @@ static const voxa_param params[NPARAMS] = {
     [MEASURE] = {"measure", VOXA_PARAM_FLAG, NULL,
                  "let FFTW time its algorithms first (seconds of planning, up to 3x faster "
                  "iterations: for long runs)", NULL, 1, 0, 0, NULL, NULL},
+    [ESTIMATE] = {"estimate", VOXA_PARAM_FLAG, NULL,
+                  "plan every transform instantly (FFTW_ESTIMATE; the same plans in every "
+                  "process, slower iterations); default: measure only the small per-plane "
+                  "plans of 3-D wrap-free/periodic boxes (about a second, once per size)",
+                  NULL, 1, 0, 0, NULL, NULL},
     [WISDOM] = {"wisdom", VOXA_PARAM_STRING, NULL,
-                "with --measure: reuse the plans saved in FILE (if it exists) and save them "
+                "reuse the measured plans saved in FILE (if it exists) and save them "
                 "there, so later runs plan in milliseconds (default: the per-user cache, "
                 "$VOXA_FFTW_WISDOM or ~/.cache/voxa/fftw-wisdom-f32; VOXA_FFTW_WISDOM=off: none)", NULL, 1, 0, 0, NULL, "FILE"},
     [HALO] = {"halo", VOXA_PARAM_CHOICE, "psf",
@@ -47,8 +52,10 @@ static const voxa_param params[NPARAMS] = {
 };
 
 static voxa_status check(const voxa_args *a, const voxa_array *in) {
-    VOXA_FAIL_IF(voxa__arg_set(a, WISDOM) && !voxa__arg_int(a, MEASURE), VOXA_EINVAL,
-                 "wisdom: needs --measure");
+    VOXA_FAIL_IF(voxa__arg_int(a, MEASURE) && voxa__arg_int(a, ESTIMATE), VOXA_EINVAL,
+                 "estimate: not with --measure (pick one planner)");
+    VOXA_FAIL_IF(voxa__arg_set(a, WISDOM) && voxa__arg_int(a, ESTIMATE), VOXA_EINVAL,
+                 "wisdom: not with --estimate (estimated plans add no wisdom)");
     return VOXA_OK;
 }
 
@@ -96,7 +103,9 @@ static voxa_status run_on(voxa_op_ctx *c, voxa_backend b) {
     if (st == VOXA_OK)
         st = voxa_rl_plan_new(&plan, c->in->ndim, c->in->shape, &psf,
                               (voxa_rl_boundary)voxa__arg_int(a, BOUNDARY),
-                              voxa__arg_int(a, MEASURE) ? VOXA_RL_MEASURE : 0);
+                              voxa__arg_int(a, MEASURE)    ? VOXA_RL_MEASURE
+                              : voxa__arg_int(a, ESTIMATE) ? VOXA_RL_ESTIMATE
+                                                           : 0);
     if (st == VOXA_OK && wisdom) st = voxa_deconv_wisdom_save(wisdom);
     if (st == VOXA_OK) {
         voxa_rl_options o;

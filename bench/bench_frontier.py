@@ -7,10 +7,12 @@ Peers (pinned in requirements-dev.txt):
                   (400,401,401); its labels are checked equal to voxa's;
   EDT             edt.edt (seung-lab), parallel=1 and 2, float32, on the blob
                   mask; voxa with dtype=float32 (max difference reported);
-  deconvolution   the floor: four bare pyFFTW r2c/c2r transforms of the image,
-                  in place, FFTW_ESTIMATE and the thread count voxa runs with
-                  (voxa's planner flags); the W2 formula on scipy.fft float32
-                  with workers = all cores (the strongest Python route).
+  deconvolution   the floors: four bare pyFFTW r2c/c2r transforms of the image,
+                  in place, with the thread count voxa runs with, FFTW_ESTIMATE
+                  (voxa's flag for whole-box plans) and FFTW_MEASURE, and of
+                  free mode's FFT box with FFTW_MEASURE; the W2 formula on
+                  scipy.fft float32 with workers = all cores (the strongest
+                  Python route); voxa with its default planning ('auto').
 
 How: every comparison is timed interleaved in this one process (each round
 calls every method once, the order reversed every other round; common.py's
@@ -201,17 +203,21 @@ def bench_edt():
 
 class FFTWFloor:
     """Four bare in-place float32 r2c/c2r transforms of `shape` with pyFFTW,
-    FFTW_ESTIMATE, `threads` threads: what one RL iteration cannot beat."""
+    `threads` threads, FFTW_ESTIMATE (voxa's flag for whole-box plans) or
+    FFTW_MEASURE (the best FFTW finds, seconds to plan): what one RL
+    iteration on that box cannot beat with one 3-D plan."""
 
-    def __init__(self, shape, threads):
+    def __init__(self, shape, threads, flag="FFTW_ESTIMATE"):
         cshape = shape[:-1] + (shape[-1] // 2 + 1,)
         self.c = pyfftw.empty_aligned(cshape, dtype=np.complex64)
         self.r = self.c.view(np.float32)[..., :shape[-1]]
         ax = tuple(range(len(shape)))
+        t0 = time.perf_counter()
         self.f = pyfftw.FFTW(self.r, self.c, axes=ax, direction="FFTW_FORWARD",
-                             flags=("FFTW_ESTIMATE",), threads=threads)
+                             flags=(flag,), threads=threads)
         self.i = pyfftw.FFTW(self.c, self.r, axes=ax, direction="FFTW_BACKWARD",
-                             flags=("FFTW_ESTIMATE", "FFTW_DESTROY_INPUT"), threads=threads)
+                             flags=(flag, "FFTW_DESTROY_INPUT"), threads=threads)
+        self.plan_s = time.perf_counter() - t0
         self.r[...] = 1.0
 
     def __call__(self):
@@ -219,6 +225,22 @@ class FFTWFloor:
             self.f.execute()
             self.i.execute()
         self.r[...] = 1.0 / self.r.size  # keep the values finite between rounds
+
+
+def fast_box(shape, pshape):
+    """free mode's FFT box: the smallest 2^a 3^b 5^c 7^d >= n + m - 1 per axis
+    (deconv_plan.c's fast_size)."""
+    def fast(n):
+        s = n
+        while True:
+            r = s
+            for q in (2, 3, 5, 7):
+                while r % q == 0:
+                    r //= q
+            if r == 1:
+                return s
+            s += 1
+    return tuple(fast(n + m - 1) for n, m in zip(shape, pshape))
 
 
 def w2_scipy_iter(g, h, workers, n=2):
@@ -265,52 +287,68 @@ def added_peak(fn):
 
 
 def bench_rl():
+    # voxa's per-user wisdom cache off: every voxa plan here is made in this
+    # process (the default planning: staged plans measured, once per size)
+    os.environ["VOXA_FFTW_WISDOM"] = "off"
     shape = (32, 128, 128) if QUICK else (128, 512, 512)
+    pshape = (32, 32, 32)
+    box = fast_box(shape, pshape)
     g = np.random.default_rng(0).random(shape, dtype=np.float32) + 0.1
-    h = voxa.gaussian_psf((32, 32, 32), (3, 2, 2))
-    out = [f"### Richardson-Lucy {shape} float32, PSF (32,32,32): seconds per iteration", "",
-           f"Floor: four in-place pyFFTW r2c/c2r of {shape}, FFTW_ESTIMATE (voxa's default "
-           f"flag), voxa's thread count; pyFFTW ships its own FFTW build, voxa links Debian's "
-           f"libfftw3. scipy.fft route: workers={ALL} (all cores) in every round. Ratios are "
-           f"per round against voxa periodic with the same threads.", ""]
+    h = voxa.gaussian_psf(pshape, (3, 2, 2))
+    out = [f"### Richardson-Lucy {shape} float32, PSF {pshape}: seconds per iteration", "",
+           f"Floors: four in-place pyFFTW r2c/c2r of the image {shape} with FFTW_ESTIMATE (voxa's "
+           f"flag for whole-box plans) and with FFTW_MEASURE, and of free mode's FFT box {box} "
+           f"with FFTW_MEASURE (planning time left out), voxa's thread count; pyFFTW ships its "
+           f"own FFTW build, voxa links Debian's libfftw3. voxa runs its default planning "
+           f"('auto': the staged path's plane and z-tile plans measured once per size in this "
+           f"process, wisdom cache off). scipy.fft route: workers={ALL} (all cores) in every "
+           f"round. Ratios are per round.", ""]
     for t in (1, 2):
         load0 = loadavg()
-        floor = FFTWFloor(shape, t)
+        floors = {"floor": FFTWFloor(shape, t), "floor M": FFTWFloor(shape, t, "FFTW_MEASURE"),
+                  "box floor M": FFTWFloor(box, t, "FFTW_MEASURE")}
 
         def timed(fn):
             # interleave() times the call; these return the per-iteration time
             # themselves, so record that instead of the call's wall time.
-            box = []
-            return box, (lambda: box.append(fn()))
+            box_ = []
+            return box_, (lambda: box_.append(fn()))
         per, calls = {}, []
         for name, fn in [("voxa periodic", lambda: voxa_iter(g, h, t, boundary="periodic")),
                          ("voxa free", lambda: voxa_iter(g, h, t, boundary="free")),
                          ("scipy", lambda: w2_scipy_iter(g, h, ALL))]:
-            box, f = timed(fn)
-            per[name] = box
+            box_, f = timed(fn)
+            per[name] = box_
             calls.append((name, f))
-        calls.append(("floor", floor))
+        calls += list(floors.items())
         ts = interleave(calls, ROUNDS)
-        for name, box in per.items():
-            ts[name] = box[-ROUNDS:]
+        for name, box_ in per.items():
+            ts[name] = box_[-ROUNDS:]
         voxa.set_threads(0)
         pp = added_peak(lambda: voxa_iter(g, h, t, boundary="periodic"))
         pf = added_peak(lambda: voxa_iter(g, h, t, boundary="free"))
         ps = added_peak(lambda: w2_scipy_iter(g, h, ALL))
-        vp = ts["voxa periodic"]
+        vp, vf = ts["voxa periodic"], ts["voxa free"]
         ims = g.nbytes
-        out += [f"#### {t} thread{'s' * (t > 1)} (load {load0} / {loadavg()})", ""] + HEAD + [
-            row("floor: 4 pyFFTW r2c/c2r", ts["floor"], vp),
+        plan_s = ", ".join(f"{k} {v.plan_s:.1f} s" for k, v in floors.items())
+        out += [f"#### {t} thread{'s' * (t > 1)} (load {load0} / {loadavg()}; pyFFTW planning: "
+                f"{plan_s})", ""] + HEAD + [
+            row("floor: 4 pyFFTW r2c/c2r, ESTIMATE", ts["floor"], vp),
+            row("floor: 4 pyFFTW r2c/c2r, MEASURE", ts["floor M"], vp),
+            row(f"box floor: 4 pyFFTW r2c/c2r of {box}, MEASURE", ts["box floor M"], vp),
             row("voxa periodic", vp, vp, None, f"added peak {fmt_bytes(pp)} "
                 f"({pp / ims:.1f}x the image)"),
-            row("voxa free (default)", ts["voxa free"], vp, None,
+            row("voxa free (default)", vf, vp, None,
                 f"added peak {fmt_bytes(pf)} ({pf / ims:.1f}x the image)"),
             row(f"W2 formula, scipy.fft float32, workers={ALL}", ts["scipy"], vp, None,
                 f"added peak {fmt_bytes(ps)} ({ps / ims:.1f}x the image)"), "",
-            "Per-round ratios, median (min-max): voxa periodic / floor " + rs(vp, ts["floor"]) +
+            "Per-round ratios, median (min-max): voxa periodic / ESTIMATE floor " +
+            rs(vp, ts["floor"]) + "; voxa periodic / MEASURE floor " + rs(vp, ts["floor M"]) +
             "; scipy.fft route / voxa periodic " + rs(ts["scipy"], vp) +
-            "; voxa free / voxa periodic " + rs(ts["voxa free"], vp) + ".", ""]
-        del floor
+            "; voxa free / voxa periodic " + rs(vf, vp) + "; voxa free / box MEASURE floor " +
+            rs(vf, ts["box floor M"]) + "; box / image MEASURE floor " +
+            rs(ts["box floor M"], ts["floor M"]) + ".", ""]
+        del floors
     print("\n".join(out) + "\n")
     sys.stdout.flush()
 

@@ -94,6 +94,8 @@ voxa_status voxa__rl_weights_box(const voxa_rl_plan *p, float **out);
 /* The one lock around FFTW's planner (not thread-safe); execute needs none. */
 void voxa__fftw_lock(void);
 void voxa__fftw_unlock(void);
+/* voxa__fftw_lock after checking there is room for FFTW's planner (ENOMEM) */
+voxa_status voxa__fftw_lock_for_planning(void);
 
 /* The default wisdom cache (deconv_wisdom.c): its path (0 when off),
  * import once per process and path (under the FFTW lock), save (outside it;

@@ -103,9 +103,11 @@ static voxa_status run_on(voxa_op_ctx *c, voxa_backend b) {
     if (st == VOXA_OK)
         st = voxa_rl_plan_new(&plan, c->in->ndim, c->in->shape, &psf,
                               (voxa_rl_boundary)voxa__arg_int(a, BOUNDARY),
-                              voxa__arg_int(a, MEASURE)    ? VOXA_RL_MEASURE
-                              : voxa__arg_int(a, ESTIMATE) ? VOXA_RL_ESTIMATE
-                                                           : 0);
+                              voxa__arg_int(a, MEASURE) ? VOXA_RL_MEASURE
+                              /* a device backend uses the host plans once, for H */
+                              : voxa__arg_int(a, ESTIMATE) || b != VOXA_BACKEND_CPU
+                                  ? VOXA_RL_ESTIMATE
+                                  : 0);
     if (st == VOXA_OK && wisdom) st = voxa_deconv_wisdom_save(wisdom);
     if (st == VOXA_OK) {
         voxa_rl_options o;

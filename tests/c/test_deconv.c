@@ -117,6 +117,17 @@ static void test_plan_reuse_and_cancel(void) {
         CHECK_STATUS(voxa_rl_plan_execute(p, &a, &o1, &o), VOXA_ECANCELLED);
         CHECK(calls == 3);
         voxa_rl_plan_free(p);
+        /* the planner flags: each alone, both or unknown bits refused */
+        for (int fl = 1; fl <= 2; fl++) {
+            CHECK_OK(voxa_rl_plan_new(&p, 3, shape, &psf, (voxa_rl_boundary)mode, fl));
+            voxa_rl_plan_free(p);
+        }
+        p = NULL;
+        CHECK_STATUS(voxa_rl_plan_new(&p, 3, shape, &psf, (voxa_rl_boundary)mode,
+                                      VOXA_RL_MEASURE | VOXA_RL_ESTIMATE),
+                     VOXA_EINVAL);
+        CHECK_STATUS(voxa_rl_plan_new(&p, 3, shape, &psf, (voxa_rl_boundary)mode, 4), VOXA_EINVAL);
+        CHECK(p == NULL);
     }
     voxa_rl_plan_free(NULL);
     voxa_array_free(&a);

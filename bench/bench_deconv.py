@@ -18,17 +18,20 @@ once. Peak RSS: the process's VmHWM during the call (reset before it),
 Then the acceleration figure: error to the known ground truth of a synthetic
 blurred, noisy sample after k plain and k accelerated iterations.
 
-Before/after a change (issue 14, free mode): python bench/bench_deconv.py
+Before/after a change (issue 14): python bench/bench_deconv.py
 --before OLD_voxa.so [--rounds=N] [--threads=T] [--quick] times a copy of the
-extension built before the change against the current one, interleaved in
-this process (each round runs old/new x periodic/free once, order reversed
-every other round), 4 iterations per call, per-iteration time from the
-progress stamps (median of the call's first 3 iterations: the last one may
+extension built before the change against the current one, each timing in a
+fresh process (both builds link the same libfftw3f, whose wisdom is per
+process: in one process the old build's ESTIMATE plans would reuse plans the
+new one measured), each with its default planning and no wisdom cache;
+rounds interleaved (old/new x periodic/free, order reversed every other
+round), 5 iterations per call, per-iteration time from the progress stamps
+(median of iterations 2-4: the first may include lazy set-up, the last may
 skip work for a next iteration); then the added peak RSS of each mode,
 plain and accelerated, each in a fresh subprocess (VmHWM minus the RSS
 before the call; the float32 output allocated inside the measurement, as a
 user's richardson_lucy does, so it counts). The quiet re-measurement runs
-  python bench/bench_deconv.py --before /work/before5/_voxa_5ec6e13.so
+  python bench/bench_deconv.py --before /work/before6/_voxa_9b7d640.so
 (`--threads=1`, `--rounds=N` optional).
 
 The staged transform (free mode's default on 3-D boxes) against the 3-D
@@ -294,55 +297,61 @@ def rounds_threads(rounds):
     return rounds, threads
 
 
-def before_after(old_path):
-    from common import interleave, load_other_ext, loadavg, ratio_stats
-    old = load_other_ext(old_path)
-    rounds, threads = rounds_threads(5 if QUICK else 11)
-    shape = (32, 128, 128) if QUICK else (128, 512, 512)
+def iter_one(path, boundary, threads, quick):
+    """Seconds per iteration (median of iterations 2-4) in this fresh process,
+    with the build at `path` ("-": this one), its default planning, no
+    wisdom cache (printed on stdout)."""
+    from common import load_other_ext
+    mod = voxa._voxa if path == "-" else load_other_ext(path)
+    mod.set_threads(int(threads))
+    shape = (32, 128, 128) if quick == "1" else (128, 512, 512)
     g = np.random.default_rng(0).random(shape, dtype=np.float32) + 0.1
     h = voxa.gaussian_psf((32, 32, 32), (3, 2, 2))
-    voxa.set_threads(threads)
-    old.set_threads(threads)
+    stamps = []
+    out = np.empty(shape, np.float32)
+    mod.run_op("deconvolve", g, out, psf=h, boundary=boundary, iterations=5,
+               progress=lambda d, t: stamps.append(time.perf_counter()))
+    print(statistics.median(np.diff(stamps)[1:4]))
 
-    def per_iter(mod, boundary):
-        stamps = []
-        out = np.empty(shape, np.float32)
-        mod.run_op("deconvolve", g, out, psf=h, boundary=boundary, iterations=4,
-                   progress=lambda d, t: stamps.append(time.perf_counter()))
-        return statistics.median(np.diff(stamps)[:3])
 
-    box = {}
-    calls = []
-    for name, mod, b in (("before periodic", old, "periodic"), ("before free", old, "free"),
-                         ("after periodic", voxa._voxa, "periodic"),
-                         ("after free", voxa._voxa, "free")):
-        box[name] = []
-        calls.append((name, (lambda n=name, m=mod, bb=b: box[n].append(per_iter(m, bb)))))
-    load0 = loadavg()
-    interleave(calls, rounds)
-    load1 = loadavg()
-    peaks = {}
+def before_after(old_path):
+    """Old build vs this one, every timing in a fresh process: both builds
+    link the same libfftw3f, so in one process the old build's ESTIMATE plans
+    would reuse the plans this build measured (FFTW wisdom is per process)."""
     import subprocess
-    for name in box:
-        for acc in (0, 1):
-            r = subprocess.run([sys.executable, os.path.abspath(__file__), "--peak-one",
-                                old_path if name.startswith("before") else "-",
-                                name.split()[1], str(acc), str(threads), str(int(QUICK))],
-                               capture_output=True, text=True, check=True)
-            peaks[name, acc] = int(r.stdout.split()[-1])
-    ims = g.nbytes
+    from common import loadavg, ratio_stats
+    rounds, threads = rounds_threads(5 if QUICK else 11)
+    shape = (32, 128, 128) if QUICK else (128, 512, 512)
+    ims = 4 * shape[0] * shape[1] * shape[2]
+    env = dict(os.environ, VOXA_FFTW_WISDOM="off")
+
+    def child(*args):
+        r = subprocess.run([sys.executable, os.path.abspath(__file__), *map(str, args)],
+                           capture_output=True, text=True, check=True, env=env)
+        return float(r.stdout.split()[-1])
+
+    names = [("before periodic", old_path, "periodic"), ("before free", old_path, "free"),
+             ("after periodic", "-", "periodic"), ("after free", "-", "free")]
+    box = {n: [] for n, _, _ in names}
+    load0 = loadavg()
+    for r in range(rounds):  # interleaved, the order reversed every other round
+        for n, path, b in (names if r % 2 == 0 else names[::-1]):
+            box[n].append(child("--iter-one", path, b, threads, int(QUICK)))
+    load1 = loadavg()
+    peaks = {(n, acc): int(child("--peak-one", path, b, acc, threads, int(QUICK)))
+             for n, path, b in names for acc in (0, 1)}
     print(f"### before/after, RL {shape} float32, PSF (32,32,32), {threads} thread(s), "
-          f"{rounds} interleaved rounds (load {load0} / {load1})\n")
+          f"{rounds} interleaved rounds, each timing in a fresh process with its build's "
+          f"default planning and no wisdom cache (load {load0} / {load1})\n")
     print("| method | s/iteration median | min-max | added peak (x image) | "
           "accelerated: added peak |\n|---|---|---|---|---|")
-    for name, ts in box.items():
-        ts = ts[-rounds:]
-        p0, p1 = peaks[name, 0], peaks[name, 1]
-        print(f"| {name} | {statistics.median(ts):.3f} | {min(ts):.3f}-{max(ts):.3f} | "
+    for n, ts in box.items():
+        p0, p1 = peaks[n, 0], peaks[n, 1]
+        print(f"| {n} | {statistics.median(ts):.3f} | {min(ts):.3f}-{max(ts):.3f} | "
               f"{fmt_bytes(p0)} ({p0 / ims:.2f}x) | {fmt_bytes(p1)} ({p1 / ims:.2f}x) |")
 
     def rs(a, b):
-        m, lo, hi = ratio_stats(box[a][-rounds:], box[b][-rounds:])
+        m, lo, hi = ratio_stats(box[a], box[b])
         return f"{m:.2f}x ({lo:.2f}-{hi:.2f})"
     print(f"\nper round, median (min-max): free/periodic before {rs('before free', 'before periodic')}, "
           f"after {rs('after free', 'after periodic')}; after/before free "
@@ -405,6 +414,9 @@ def peak_one(path, boundary, acc, threads, quick):
 
 
 def main():
+    if "--iter-one" in sys.argv:
+        iter_one(*sys.argv[sys.argv.index("--iter-one") + 1:][:4])
+        return
     if "--peak-one" in sys.argv:
         peak_one(*sys.argv[sys.argv.index("--peak-one") + 1:][:5])
         return

@@ -53,7 +53,7 @@ import scipy.ndimage
 import scipy.signal
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import _read_status, _reset_peak, fmt_bytes, machine  # noqa: E402
+from common import _read_status, _reset_peak, fast_size, fmt_bytes, machine  # noqa: E402
 
 import voxa  # noqa: E402
 from skimage import restoration  # noqa: E402
@@ -127,19 +127,6 @@ def skimage_run(g, h, n):
 
 def fmt_s(s):
     return f"{s * 1e3:.0f} ms" if s < 1 else f"{s:.2f} s"
-
-
-def fast_size(n):
-    """voxa's FFT box extent: the smallest 2^a 3^b 5^c 7^d >= n."""
-    s = max(n, 1)
-    while True:
-        r = s
-        for p in (2, 3, 5, 7):
-            while r % p == 0:
-                r //= p
-        if r == 1:
-            return s
-        s += 1
 
 
 def loadavg():

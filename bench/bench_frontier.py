@@ -36,7 +36,7 @@ import numpy as np
 import scipy.fft as sfft
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import (edt_timer, _read_status, _reset_peak, blob_mask, fmt_bytes, fmt_time,  # noqa: E402
+from common import (edt_timer, _read_status, _reset_peak, blob_mask, fast_size, fmt_bytes, fmt_time,  # noqa: E402
                     interleave, loadavg, machine, paint_bbox, ratio_stats, w1_points)
 
 import cc3d  # noqa: E402
@@ -228,19 +228,8 @@ class FFTWFloor:
 
 
 def fast_box(shape, pshape):
-    """free mode's FFT box: the smallest 2^a 3^b 5^c 7^d >= n + m - 1 per axis
-    (deconv_plan.c's fast_size)."""
-    def fast(n):
-        s = n
-        while True:
-            r = s
-            for q in (2, 3, 5, 7):
-                while r % q == 0:
-                    r //= q
-            if r == 1:
-                return s
-            s += 1
-    return tuple(fast(n + m - 1) for n, m in zip(shape, pshape))
+    """free mode's FFT box: n + m - 1 per axis, rounded up to a fast size."""
+    return tuple(fast_size(n + m - 1) for n, m in zip(shape, pshape))
 
 
 def w2_scipy_iter(g, h, workers, n=2):

@@ -211,3 +211,16 @@ def edt_timer(mask, threads, ext=None):
         finally:
             swap_ext(prev)
     return run
+
+
+def fast_size(n):
+    """voxa's FFT box extent (deconv_plan.c): the smallest 2^a 3^b 5^c 7^d >= n."""
+    s = max(n, 1)
+    while True:
+        r = s
+        for p in (2, 3, 5, 7):
+            while r % p == 0:
+                r //= p
+        if r == 1:
+            return s
+        s += 1

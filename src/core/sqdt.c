@@ -46,9 +46,9 @@
  *
  * Integer EDT (unit spacing, no threshold): the rows are written run by run
  * (sqdt_int.c), the column passes scan short windows g(y +- k) + k^2 with
- * SIMD where every distance is short and fall back to the envelope where
- * not (sqdt_window.c), and in 3-D the rows and the next pass are fused slab
- * by slab while the slab is in cache.
+ * SIMD while a set of columns' distances are short on average, and fall
+ * back to the envelope where they are not (sqdt_window.c), and in 3-D the
+ * rows and the next pass are fused slab by slab while the slab is in cache.
  *
  * Files: this one plans the passes and runs the rows and the double
  * envelope; sqdt_int.c the integer path (unit spacing); sqdt_window.c the
@@ -206,11 +206,12 @@ typedef struct fused_ctx {
 
 static voxa_status fused_slabs(int64_t lo, int64_t hi, int tid, void *vf) {
     const fused_ctx *f = vf;
-    int64_t per = f->lines->n, skip = 0; /* rows per slab; envelope tiles left */
+    int64_t per = f->lines->n; /* rows per slab */
+    voxa__sqdt_wstate ws = {0, 0}; /* the window's back-off, over the slabs */
     for (int64_t o = lo; o < hi; o++) {
         voxa_status st = first_rows(o * per, (o + 1) * per, tid, (void *)f->rows);
         if (!st) st = voxa__sqdt_slow_lines_int_skip(o * f->lines->nti, (o + 1) * f->lines->nti,
-                                                     tid, (void *)f->lines, &skip);
+                                                     tid, (void *)f->lines, &ws);
         if (st) return st;
     }
     return VOXA_OK;
@@ -398,6 +399,7 @@ voxa_status voxa__sqdt_run(const voxa__sqdt *pin) {
     /* pass 1: last axis; the integer passes after it scan short windows
      * where they can (sqdt_window.c) */
     c.wk = p->mode != VOXA__SQDT_THRESHOLD ? voxa__sqdt_window_pick() : NULL;
+    c.wsteps = voxa__sqdt_window_steps(); /* -1: each kernel's own */
     c.n = p->shape[nd - 1];
     c.inner = 1;
     c.s2 = p->spacing ? p->spacing[nd - 1] * p->spacing[nd - 1] : 1.0;

@@ -260,6 +260,19 @@ static void window_tile(const stage_ctx *c, int64_t base, int64_t w, int64_t cap
     }
 }
 
+/* Every value of the tile is "no target" (UINT32_MAX): then so is every
+ * result (no border), e.g. most planes of a mask with a few background
+ * voxels. Stops at the first finite value, so other tiles pay little. */
+static int tile_all_none(const uint32_t *src, int64_t n, int64_t inner, int64_t w) {
+    for (int64_t q = 0; q < n; q++) {
+        const uint32_t *r = src + q * inner;
+        uint32_t all = UINT32_MAX;
+        for (int64_t j = 0; j < w; j++) all &= r[j];
+        if (all != UINT32_MAX) return 0;
+    }
+    return 1;
+}
+
 voxa_status voxa__sqdt_slow_lines_int(int64_t lo, int64_t hi, int tid, void *vc) {
     voxa__sqdt_wstate ws = {0, 0};
     return voxa__sqdt_slow_lines_int_skip(lo, hi, tid, vc, &ws);
@@ -290,6 +303,16 @@ voxa_status voxa__sqdt_slow_lines_int_skip(int64_t lo, int64_t hi, int tid, void
         int64_t o = it / c->nti, i0 = (it % c->nti) * tw;
         int64_t w = inner - i0 < tw ? inner - i0 : tw;
         int64_t base = o * n * inner + i0;
+        if (p->mode != VOXA__SQDT_THRESHOLD && !p->border && tile_all_none(buf + base, n, inner, w)) {
+            /* results = values: in place (storage, or a uint32 output, which
+             * is the storage), or +inf into a float32 output */
+            if (c->final && p->mode == VOXA__SQDT_F32)
+                for (int64_t q = 0; q < n; q++) {
+                    float *dst = (float *)p->out + base + q * inner;
+                    for (int64_t j = 0; j < w; j++) dst[j] = INFINITY;
+                }
+            continue;
+        }
         if (window) {
             /* sets of lanes in this tile: while the window is backed off for
              * all of them, the whole tile takes the envelope below */

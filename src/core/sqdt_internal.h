@@ -84,7 +84,7 @@ const voxa__sqdt_wkern *voxa__sqdt_window_pick(void);
  * own `steps`. */
 int64_t voxa__sqdt_window_steps(void);
 #define SQDT_STEPS_AVX512 64
-#define SQDT_STEPS_AVX2 40
+#define SQDT_STEPS_AVX2 48
 #define SQDT_STEPS_C 4
 /* After a call that gave up, the next 2^level - 1 calls of that thread go
  * straight to the envelope (level 1..SQDT_BACKOFF_MAX, reset by a call that

@@ -14,6 +14,7 @@ typedef enum voxa__sqdt_mode {
     VOXA__SQDT_F64,       /* out f64: sqrt(d2) */
     VOXA__SQDT_F32,       /* out f32: sqrt(d2) */
     VOXA__SQDT_F64_SQ,    /* out f64: d2 */
+    VOXA__SQDT_F32_SQ,    /* out f32: (float) d2 */
     VOXA__SQDT_U32_SQ     /* out u32: d2 (unit spacing only; EOVERFLOW if it
                              may not fit) */
 } voxa__sqdt_mode;

@@ -19,7 +19,9 @@ typedef struct stage_ctx {
     int buf_double;     /* 1: double, 0: uint32 */
     int buf_dist;       /* 2-D float32: pass 1 leaves row distances d as
                            uint32 in the output; loaded as d * d * s2_row */
-    double s2_row;
+    int buf_pair;       /* 3-D float32: (row distance, axis-1 offset) as two
+                           uint16 in the output (sqdt.c, load_pair) */
+    double s2_row, s2_mid;
     int64_t n, inner, nti; /* line length, stride (elements), inner tiles */
     double s2;          /* spacing^2 of the axis */
     double cap;         /* values > cap are stored as +inf */
@@ -47,6 +49,7 @@ static inline void emit(const voxa__sqdt *p, int64_t i, double f) {
         break;
     case VOXA__SQDT_F64: ((double *)p->out)[i] = sqrt(f); break;
     case VOXA__SQDT_F32: ((float *)p->out)[i] = (float)sqrt(f); break;
+    case VOXA__SQDT_F32_SQ: ((float *)p->out)[i] = (float)f; break;
     case VOXA__SQDT_F64_SQ: ((double *)p->out)[i] = f; break;
     case VOXA__SQDT_U32_SQ:
         ((uint32_t *)p->out)[i] = f == INFINITY ? UINT32_MAX : (uint32_t)f;

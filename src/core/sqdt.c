@@ -28,7 +28,8 @@
  * so the envelope read at integer p is exact. Values are stored between
  * passes as uint32 (unit spacing, 4 bytes/voxel) or double; a 2-D float32
  * output instead keeps pass 1's row distances d (uint32, in the output) and
- * the last pass squares them on load with pass 1's own arithmetic.
+ * the last pass squares them on load with pass 1's own arithmetic, and a
+ * 3-D one keeps (row distance, axis-1 offset) pairs of 16 bits (load_pair).
  *
  * Borders: with `border` set, every voxel outside the volume is a target.
  * That equals one extra target parabola of height 0 at q = -1 and q = n on

@@ -48,8 +48,10 @@ size_t voxa__sqdt_line_bytes(const voxa__sqdt *p);
 /* Exact separable squared distance transform (Felzenszwalb-Huttenlocher
  * lower envelope per axis). A voxel with no target anywhere gets +inf
  * (UINT32_MAX for u32). Temporary memory: the values between passes (none
- * for f64/u32 outputs, nor for f32 with unit spacing, which keeps them in the
- * output; else voxa__sqdt_scratch_bytes(p) unless p->scratch is given) plus
+ * for f64/u32 outputs, nor for f32 with unit spacing, nor for 2-D and 3-D
+ * f32 (rows and axis-1 of fewer than 65535 voxels), which keep them in the
+ * output; else at most voxa__sqdt_scratch_bytes(p), unless p->scratch is
+ * given) plus
  * voxa__sqdt_line_bytes(p) per thread. */
 voxa_status voxa__sqdt_run(const voxa__sqdt *p);
 

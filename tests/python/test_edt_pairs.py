@@ -72,3 +72,17 @@ def test_rows_past_16_bits(shape):
     sp = (1.0, 0.5, 1.5)
     got = voxa.distance_transform_edt(a, sampling=sp, dtype=np.float32)
     assert np.array_equal(got, ndi.distance_transform_edt(a, sampling=sp).astype(np.float32))
+
+
+@pytest.mark.parametrize("shape", [(40, 33), (1, 50), (50, 1)])
+@pytest.mark.parametrize("sp", [(1.5, 0.7), (2.0, 0.5), (0.3, 2.7)])
+def test_2d_row_distances(shape, sp, threads):
+    # 2-D keeps the row distance alone (c.buf_dist), plain and squared
+    for a in masks((1,) + shape, sum(shape)):
+        a = a[0]
+        d64 = voxa.distance_transform_edt(a, sampling=sp)
+        got = voxa.distance_transform_edt(a, sampling=sp, dtype=np.float32)
+        assert np.array_equal(got, d64.astype(np.float32))
+        sq = voxa.distance_transform_edt(a, sampling=sp, squared=True, dtype=np.float32)
+        assert np.array_equal(sq, voxa.distance_transform_edt(a, sampling=sp, squared=True)
+                              .astype(np.float32))

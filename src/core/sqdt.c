@@ -256,7 +256,7 @@ typedef struct fused_ctx {
 static voxa_status fused_slabs(int64_t lo, int64_t hi, int tid, void *vf) {
     const fused_ctx *f = vf;
     int64_t per = f->lines->n; /* rows per slab */
-    voxa__sqdt_wstate ws = {0, 0}; /* the window's back-off, over the slabs */
+    voxa__sqdt_wstate ws = {{0, 0, 0}, {0, 0, 0}}; /* the window's back-off, over the slabs */
     for (int64_t o = lo; o < hi; o++) {
         voxa_status st = first_rows(o * per, (o + 1) * per, tid, (void *)f->rows);
         if (!st) st = voxa__sqdt_slow_lines_int_skip(o * f->lines->nti, (o + 1) * f->lines->nti,

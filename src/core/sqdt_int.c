@@ -238,8 +238,10 @@ static void window_tile(const stage_ctx *c, int64_t base, int64_t w, int64_t cap
     const int f32 = c->final && p->mode == VOXA__SQDT_F32;
     /* uint32 storage, or the last pass's float32 / uint32 output (4 bytes) */
     char *dst = (char *)(c->final ? p->out : c->buf) + base * 4;
-    /* narrower than the lanes: the one-lane loop, column by column */
-    const voxa__sqdt_wkern *k = w >= c->wk->lanes ? c->wk : &voxa__sqdt_wkern_c;
+    /* narrower than the lanes: fewer lanes, or one column at a time */
+    const voxa__sqdt_wkern *k = w >= c->wk->lanes ? c->wk : voxa__sqdt_window_narrow(c->wk, w);
+    int64_t *skip = &ws->skip[k->slot];
+    int *level = &ws->level[k->slot];
     const int64_t L = k->lanes;
     const int64_t per = c->wsteps >= 0 ? c->wsteps : k->steps;
     const int64_t budget = per > INT64_MAX / n ? INT64_MAX : per * n;
@@ -247,14 +249,14 @@ static void window_tile(const stage_ctx *c, int64_t base, int64_t w, int64_t cap
         /* the last lanes may overlap the previous call: same values */
         int64_t j0 = j + L <= w ? j : w - L;
         int done = 0;
-        if (ws->skip > 0) {
-            ws->skip--;
+        if (*skip > 0) {
+            --*skip;
         } else if (k->cols(t, n, w, j0, p->border, budget, dst + j0 * 4, inner, f32) == n) {
-            ws->level = 0;
+            *level = 0;
             done = 1;
         } else {
-            if (ws->level < SQDT_BACKOFF_MAX) ws->level++;
-            ws->skip = ((int64_t)1 << ws->level) - 1;
+            if (*level < SQDT_BACKOFF_MAX) ++*level;
+            *skip = ((int64_t)1 << *level) - 1;
         }
         if (!done) envelope_lanes(c, t, w, j0, L, cap, dst, f32, v, h, col, fo);
     }
@@ -274,7 +276,7 @@ static int tile_all_none(const uint32_t *src, int64_t n, int64_t inner, int64_t 
 }
 
 voxa_status voxa__sqdt_slow_lines_int(int64_t lo, int64_t hi, int tid, void *vc) {
-    voxa__sqdt_wstate ws = {0, 0};
+    voxa__sqdt_wstate ws = {{0, 0, 0}, {0, 0, 0}};
     return voxa__sqdt_slow_lines_int_skip(lo, hi, tid, vc, &ws);
 }
 
@@ -316,12 +318,14 @@ voxa_status voxa__sqdt_slow_lines_int_skip(int64_t lo, int64_t hi, int tid, void
         if (window) {
             /* sets of lanes in this tile: while the window is backed off for
              * all of them, the whole tile takes the envelope below */
-            int64_t L = w >= c->wk->lanes ? c->wk->lanes : 1, sets = (w + L - 1) / L;
-            if (ws->skip < sets) {
+            const voxa__sqdt_wkern *k =
+                w >= c->wk->lanes ? c->wk : voxa__sqdt_window_narrow(c->wk, w);
+            int64_t L = k->lanes, sets = (w + L - 1) / L;
+            if (ws->skip[k->slot] < sets) {
                 window_tile(c, base, w, cap, g, v, h, (uint32_t *)reach, fo, ws);
                 continue;
             }
-            ws->skip -= sets;
+            ws->skip[k->slot] -= sets;
         }
         if (c->u16) {
             for (int64_t q = 0; q < n; q++) {

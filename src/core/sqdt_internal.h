@@ -77,12 +77,16 @@ typedef int64_t (*voxa__sqdt_wcols)(const uint32_t *t, int64_t n, int64_t ws, in
 typedef struct voxa__sqdt_wkern {
     const char *name;
     int lanes;
+    int slot;      /* its back-off state in voxa__sqdt_wstate */
     int64_t steps; /* budget per row: the mean steps where the envelope gets cheaper */
     voxa__sqdt_wcols cols;
 } voxa__sqdt_wkern;
 extern const voxa__sqdt_wkern voxa__sqdt_wkern_c;
 /* The kernels for this CPU (or VOXA_SQDT_KERNEL's); NULL: use the envelope. */
 const voxa__sqdt_wkern *voxa__sqdt_window_pick(void);
+/* The kernels for a tile of w < k->lanes columns: narrower SIMD (AVX2 under
+ * AVX-512) when w reaches its lanes, else the one-lane C loop. */
+const voxa__sqdt_wkern *voxa__sqdt_window_narrow(const voxa__sqdt_wkern *k, int64_t w);
 /* Budget per row forced by VOXA_SQDT_WINDOW_STEPS, or -1: each kernel's
  * own `steps`. */
 int64_t voxa__sqdt_window_steps(void);
@@ -94,8 +98,10 @@ int64_t voxa__sqdt_window_steps(void);
  * completes): long-distance regions try the window rarely. */
 #define SQDT_BACKOFF_MAX 6
 typedef struct voxa__sqdt_wstate {
-    int64_t skip; /* calls (sets of lanes) left on the envelope */
-    int level;
+    int64_t skip[3]; /* calls (sets of lanes) left on the envelope, per kernel
+                        set (slot): narrow tiles' tries do not back off the
+                        wide sets */
+    int level[3];
 } voxa__sqdt_wstate;
 
 /* The integer path (sqdt_int.c): threshold mode's pass 1 along axis 0, and

@@ -92,7 +92,7 @@ static int64_t cols_c(const uint32_t *t, int64_t n, int64_t ws, int64_t j0, int 
 
 /* steps: crossover with the envelope, measured on this machine (see
  * voxa__sqdt_window_steps) */
-const voxa__sqdt_wkern voxa__sqdt_wkern_c = {"portable C", 1, SQDT_STEPS_C, cols_c};
+const voxa__sqdt_wkern voxa__sqdt_wkern_c = {"portable C", 1, 2, SQDT_STEPS_C, cols_c};
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define SQDT_X86 1
@@ -202,8 +202,8 @@ __attribute__((target("avx512f"))) static int64_t cols_avx512(const uint32_t *t,
     return n;
 }
 
-static const voxa__sqdt_wkern wk_avx2 = {"AVX2", 8, SQDT_STEPS_AVX2, cols_avx2};
-static const voxa__sqdt_wkern wk_avx512 = {"AVX-512", 16, SQDT_STEPS_AVX512, cols_avx512};
+static const voxa__sqdt_wkern wk_avx2 = {"AVX2", 8, 1, SQDT_STEPS_AVX2, cols_avx2};
+static const voxa__sqdt_wkern wk_avx512 = {"AVX-512", 16, 0, SQDT_STEPS_AVX512, cols_avx512};
 #endif
 
 /* The budget per row VOXA_SQDT_WINDOW_STEPS forces (a non-negative
@@ -230,4 +230,13 @@ const voxa__sqdt_wkern *voxa__sqdt_window_pick(void) {
      * the (400,401,401) blobs here): the C loop runs only when forced, and
      * for the columns of a tile narrower than the lanes */
     return want == VOXA__SIMD_C ? &voxa__sqdt_wkern_c : NULL;
+}
+
+const voxa__sqdt_wkern *voxa__sqdt_window_narrow(const voxa__sqdt_wkern *k, int64_t w) {
+#ifdef SQDT_X86
+    if (k == &wk_avx512 && w >= wk_avx2.lanes && __builtin_cpu_supports("avx2")) return &wk_avx2;
+#endif
+    (void)k;
+    (void)w;
+    return &voxa__sqdt_wkern_c;
 }

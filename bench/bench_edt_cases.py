@@ -15,10 +15,13 @@ distances are long? float32 output, unit spacing, (200, 201, 201):
 
 Peers in the same process, interleaved (common.interleave, the order reversed
 every other round): edt.edt parallel=1 and 2, voxa 1 and 2 threads; with
---before=OLD_voxa.so also that build of the extension (before/after ratios).
+--before=OLD_voxa.so also that build of the extension (before/after ratios);
+with --envelope also this build with the window off (VOXA_SQDT_KERNEL=envelope:
+is the window's choice ever slower than the envelope alone?).
 Reports median, min-max and the median (min-max) of per-round ratios.
 
-Run: python bench/bench_edt_cases.py [--rounds=N] [--before=OLD.so] [--quick] [MASK ...]
+Run: python bench/bench_edt_cases.py [--rounds=N] [--before=OLD.so] [--envelope] [--quick]
+[MASK ...] (MASK: only these rows).
 (make bench runs it without --before; --quick: (60, 61, 61), 3 rounds)."""
 import os
 import sys
@@ -33,6 +36,7 @@ import edt  # noqa: E402
 import voxa  # noqa: E402
 
 QUICK = "--quick" in sys.argv
+ENVELOPE = "--envelope" in sys.argv
 ROUNDS = 3 if QUICK else 11
 BEFORE = None
 for a in sys.argv[1:]:
@@ -78,6 +82,21 @@ def main():
     def vx(m, t, ext=None):
         return edt_timer(m, t, ext)
 
+    def env(m, t):
+        f = edt_timer(m, t)
+
+        def run():
+            prev = os.environ.get("VOXA_SQDT_KERNEL")
+            os.environ["VOXA_SQDT_KERNEL"] = "envelope"  # read per call
+            try:
+                return f()
+            finally:
+                if prev is None:
+                    del os.environ["VOXA_SQDT_KERNEL"]
+                else:
+                    os.environ["VOXA_SQDT_KERNEL"] = prev
+        return run
+
     print(f"## EDT across mask kinds: voxa vs edt.edt\n\nmachine: {machine()}; edt "
           f"{edt.__version__ if hasattr(edt, '__version__') else ''}; shape {SHAPE}, float32; "
           f"{ROUNDS} interleaved rounds\n")
@@ -95,6 +114,9 @@ def main():
                  ("voxa 1", vx(m, 1)), ("voxa 2", vx(m, 2))]
         if old is not None:
             calls += [("before 1", vx(m, 1, old)), ("before 2", vx(m, 2, old))]
+        if ENVELOPE:
+            assert np.array_equal(env(m, 2)(), vx(m, 2)())
+            calls += [("envelope 1", env(m, 1)), ("envelope 2", env(m, 2))]
         load0 = loadavg()
         ts = interleave(calls, ROUNDS)
         print(f"### {name} ({100 * m.mean():.1f} % foreground; load {load0} / {loadavg()})\n")
@@ -104,6 +126,8 @@ def main():
         pairs = [("edt 1", "voxa 1"), ("edt 2", "voxa 2")]
         if old is not None:
             pairs += [("before 1", "voxa 1"), ("before 2", "voxa 2")]
+        if ENVELOPE:
+            pairs += [("envelope 1", "voxa 1"), ("envelope 2", "voxa 2")]
         print("\n| ratio (per round) | median (min-max) |\n|---|---|")
         for a, b in pairs:
             r, lo, hi = ratio_stats(ts[a], ts[b])

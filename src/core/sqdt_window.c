@@ -5,8 +5,8 @@
  * cells, any mask with much background) that is a few steps per voxel, with
  * no data-dependent stack, and it vectorises across neighbouring columns
  * (16 lanes with AVX-512, 8 with AVX2, chosen at run time; without them the
- * envelope runs, and a portable one-lane C loop serves narrow tiles and
- * tests).
+ * envelope runs, and a portable one-lane C loop serves tiles narrower
+ * than 8 columns and tests).
  *
  * Cost, and when the envelope is cheaper: a row costs one step per k until
  * its slowest lane settles (about the distance of its farthest voxel), the
@@ -228,7 +228,7 @@ const voxa__sqdt_wkern *voxa__sqdt_window_pick(void) {
 #endif
     /* one lane at a time is slower than the envelope (3.1 s against 2.4 s on
      * the (400,401,401) blobs here): the C loop runs only when forced, and
-     * for the columns of a tile narrower than the lanes */
+     * for tiles narrower than 8 columns (voxa__sqdt_window_narrow) */
     return want == VOXA__SIMD_C ? &voxa__sqdt_wkern_c : NULL;
 }
 

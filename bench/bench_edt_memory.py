@@ -7,7 +7,8 @@ same cases also run with a copy of the extension built before the change
 (its Python package is this one), side by side.
 
 Cases: (3, 1e7) float32, (3e7,) float64 (every 1000th column background) and
-the (400,401,401) blob mask (bench.common.blob_mask) float32, and squared=True.
+the (400,401,401) blob mask (bench.common.blob_mask) float32, and squared=True,
+and both with sampling (2, 1, 0.7).
 Run: python bench/bench_edt_memory.py [--quick] [--before=OLD_voxa.so]
 (--quick: 1e6-long shapes and a (100,101,101) blob).
 """
@@ -27,7 +28,7 @@ import numpy as np
 sys.path.insert(0, BENCH)
 import voxa
 kind, n = sys.argv[1], int(sys.argv[2])
-if kind in ("blobs", "blobsq"):
+if kind in ("blobs", "blobsq", "blobsp", "blobspsq"):
     a = np.load(sys.argv[4])  # built once by the parent: its peak is not the EDT's
     dt = np.float32
 else:
@@ -37,7 +38,8 @@ else:
     a[..., ::1000] = False
 voxa.set_threads(int(sys.argv[3]))
 r0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-d = voxa.distance_transform_edt(a, dtype=dt, squared=kind == "blobsq")
+sp = (2.0, 1.0, 0.7) if kind.startswith("blobsp") else None
+d = voxa.distance_transform_edt(a, dtype=dt, squared=kind.endswith("sq"), sampling=sp)
 r1 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 print(a.nbytes, d.nbytes, r0 * 1024, r1 * 1024)
 """
@@ -71,7 +73,10 @@ def main():
     cases = [("wide", 10**6 if quick else 10**7, "(3, n) float32"),
              ("long", 10**6 if quick else 3 * 10**7, "(n,) float64"),
              ("blobs", 100 if quick else 400, "blobs (n, n+1, n+1) float32"),
-             ("blobsq", 100 if quick else 400, "blobs (n, n+1, n+1) float32 squared")]
+             ("blobsq", 100 if quick else 400, "blobs (n, n+1, n+1) float32 squared"),
+             ("blobsp", 100 if quick else 400, "blobs (n, n+1, n+1) float32, sampling (2, 1, 0.7)"),
+             ("blobspsq", 100 if quick else 400,
+              "blobs (n, n+1, n+1) float32 squared, sampling (2, 1, 0.7)")]
     mb = 2**20
     nb = cases[2][1]
     mask = os.path.join(tempfile.mkdtemp(prefix="voxa_blobs_"), "blobs.npy")

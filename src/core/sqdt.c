@@ -28,7 +28,8 @@
  * so the envelope read at integer p is exact. Values are stored between
  * passes as uint32 (unit spacing, 4 bytes/voxel) or double; a 2-D float32
  * output instead keeps pass 1's row distances d (uint32, in the output) and
- * the last pass squares them on load with pass 1's own arithmetic.
+ * the last pass squares them on load with pass 1's own arithmetic, and a
+ * 3-D one keeps (row distance, axis-1 offset) pairs of 16 bits (load_pair).
  *
  * Borders: with `border` set, every voxel outside the volume is a target.
  * That equals one extra target parabola of height 0 at q = -1 and q = n on
@@ -46,9 +47,9 @@
  *
  * Integer EDT (unit spacing, no threshold): the rows are written run by run
  * (sqdt_int.c), the column passes scan short windows g(y +- k) + k^2 with
- * SIMD where every distance is short and fall back to the envelope where
- * not (sqdt_window.c), and in 3-D the rows and the next pass are fused slab
- * by slab while the slab is in cache.
+ * SIMD while a set of columns' distances are short on average, and fall
+ * back to the envelope where they are not (sqdt_window.c), and in 3-D the
+ * rows and the next pass are fused slab by slab while the slab is in cache.
  *
  * Files: this one plans the passes and runs the rows and the double
  * envelope; sqdt_int.c the integer path (unit spacing); sqdt_window.c the
@@ -58,7 +59,20 @@
 #include <math.h>
 #include <string.h>
 
+/* A pair slot (3-D float32 with spacing, see voxa__sqdt_run): the row
+ * distance dx of the voxel's nearest target so far and its offset dy along
+ * axis 1, 16 bits each (0xFFFF: none); the value is rebuilt with the very
+ * operations the double path stores: dx^2 s2_row, plus dy^2 s2_mid after the
+ * middle pass (+ 0.0 before it, which changes nothing). */
+static inline double load_pair(const stage_ctx *c, uint32_t u) {
+    uint32_t dx = u & 0xFFFFu, dy = u >> 16;
+    if (dx == 0xFFFFu || dy == 0xFFFFu) return INFINITY;
+    double d = (double)dy;
+    return (double)dx * (double)dx * c->s2_row + c->s2_mid * d * d;
+}
+
 static inline double load(const stage_ctx *c, int64_t i) {
+    if (c->buf_pair) return load_pair(c, ((const uint32_t *)c->buf)[i]);
     if (c->buf_dist) {
         uint32_t u = ((const uint32_t *)c->buf)[i];
         return u == UINT32_MAX ? INFINITY : (double)u * (double)u * c->s2_row;
@@ -123,6 +137,9 @@ static voxa_status first_rows(int64_t lo, int64_t hi, int tid, void *vc) {
         } else if (c->buf_dist) { /* the same double as below, on load */
             uint32_t *dst = (uint32_t *)c->buf + base;
             ROW_SCAN(dst[x] = d >= none / 2 ? UINT32_MAX : (uint32_t)d);
+        } else if (c->buf_pair) { /* (dx, dy = 0); dx < 0xFFFF (planned) */
+            uint32_t *dst = (uint32_t *)c->buf + base;
+            ROW_SCAN(dst[x] = d >= none / 2 ? 0xFFFFu : (uint32_t)d);
         } else if (c->final) {
             ROW_SCAN(emit(p, base + x,
                           d >= none / 2 ? INFINITY : (double)d * (double)d * c->s2));
@@ -135,8 +152,10 @@ static voxa_status first_rows(int64_t lo, int64_t hi, int tid, void *vc) {
 }
 #undef ROW_SCAN
 
-void voxa__sqdt_envelope(const double *g, int64_t n, double s2, int border, double cap,
-                     double *f, int64_t *v, double *gv, double *z) {
+/* The envelope of one line; writes the values f, or (f NULL) the row of
+ * each voxel's parabola in arg (-1 / n: a border sentinel; INT64_MIN: none). */
+static inline void envelope_core(const double *g, int64_t n, double s2, int border, double cap,
+                                 double *f, int64_t *arg, int64_t *v, double *gv, double *z) {
     int64_t k = -1;
     int64_t qlo = border ? -1 : 0, qhi = border ? n : n - 1;
     for (int64_t q = qlo; q <= qhi; q++) {
@@ -157,15 +176,24 @@ void voxa__sqdt_envelope(const double *g, int64_t n, double s2, int border, doub
         z[k] = s;
     }
     if (k < 0) {
-        for (int64_t x = 0; x < n; x++) f[x] = INFINITY;
+        for (int64_t x = 0; x < n; x++) {
+            if (f) f[x] = INFINITY;
+            else arg[x] = INT64_MIN;
+        }
         return;
     }
     int64_t j = 0;
     for (int64_t x = 0; x < n; x++) {
         while (j < k && z[j + 1] <= (double)x) j++;
         double d = (double)(x - v[j]);
-        f[x] = gv[j] + s2 * d * d;
+        if (f) f[x] = gv[j] + s2 * d * d;
+        else arg[x] = v[j];
     }
+}
+
+void voxa__sqdt_envelope(const double *g, int64_t n, double s2, int border, double cap,
+                     double *f, int64_t *v, double *gv, double *z) {
+    envelope_core(g, n, s2, border, cap, f, NULL, v, gv, z);
 }
 
 /* Passes 2..ndim: lines along a slow axis, tw neighbours at a time. */
@@ -187,6 +215,27 @@ static voxa_status slow_lines(int64_t lo, int64_t hi, int tid, void *vc) {
         for (int64_t q = 0; q < n; q++)
             for (int64_t j = 0; j < w; j++) g[j * n + q] = load(c, base + q * inner + j);
         for (int64_t j = 0; j < w; j++) {
+            if (c->buf_pair && !c->final) {
+                /* the middle pass of pairs: each voxel keeps its parabola's
+                 * row distance (read before the column is rewritten; 0 for a
+                 * border sentinel) and its offset to it */
+                int64_t *arg = (int64_t *)f;
+                uint16_t *dxq = (uint16_t *)z; /* free once the envelope is read */
+                uint32_t *col = (uint32_t *)c->buf + base + j;
+                envelope_core(g + j * n, n, c->s2, p->border, c->cap, NULL, arg, v, gv, z);
+                for (int64_t q = 0; q < n; q++) dxq[q] = (uint16_t)(col[q * inner] & 0xFFFFu);
+                for (int64_t q = 0; q < n; q++) {
+                    int64_t a = arg[q];
+                    if (a == INT64_MIN) {
+                        col[q * inner] = 0xFFFFFFFFu;
+                        continue;
+                    }
+                    uint32_t dx = a < 0 || a >= n ? 0 : dxq[a];
+                    uint32_t dy = (uint32_t)(q > a ? q - a : a - q);
+                    col[q * inner] = dx | dy << 16;
+                }
+                continue;
+            }
             voxa__sqdt_envelope(g + j * n, n, c->s2, p->border, c->cap, f, v, gv, z);
             if (c->final)
                 for (int64_t q = 0; q < n; q++) emit(p, base + q * inner + j, f[q]);
@@ -206,11 +255,12 @@ typedef struct fused_ctx {
 
 static voxa_status fused_slabs(int64_t lo, int64_t hi, int tid, void *vf) {
     const fused_ctx *f = vf;
-    int64_t per = f->lines->n, skip = 0; /* rows per slab; envelope tiles left */
+    int64_t per = f->lines->n; /* rows per slab */
+    voxa__sqdt_wstate ws = {{0, 0, 0}, {0, 0, 0}}; /* the window's back-off, over the slabs */
     for (int64_t o = lo; o < hi; o++) {
         voxa_status st = first_rows(o * per, (o + 1) * per, tid, (void *)f->rows);
         if (!st) st = voxa__sqdt_slow_lines_int_skip(o * f->lines->nti, (o + 1) * f->lines->nti,
-                                                     tid, (void *)f->lines, &skip);
+                                                     tid, (void *)f->lines, &ws);
         if (st) return st;
     }
     return VOXA_OK;
@@ -220,6 +270,7 @@ static int storage_bytes(const voxa__sqdt *p, double maxd2) {
     if (p->mode == VOXA__SQDT_F64 || p->mode == VOXA__SQDT_F64_SQ ||
         p->mode == VOXA__SQDT_U32_SQ || p->ndim == 1)
         return 0;
+    if (p->mode == VOXA__SQDT_F32_SQ) return 8; /* the integer passes write uint32 or sqrt */
     double cap = p->mode == VOXA__SQDT_THRESHOLD ? p->thr : INFINITY;
     int u32 = !p->spacing && (cap < 4294967295.0 || maxd2 < 4294967295.0);
     if (!u32) return 8;
@@ -330,7 +381,8 @@ voxa_status voxa__sqdt_run(const voxa__sqdt *pin) {
         int bytes = storage_bytes(p, maxd2);
         c.buf_double = bytes == 8;
         c.u16 = bytes == 2;
-        if (bytes == 8 && p->mode == VOXA__SQDT_F32 && nd == 2 && !p->scratch &&
+        if (bytes == 8 && (p->mode == VOXA__SQDT_F32 || p->mode == VOXA__SQDT_F32_SQ) &&
+            nd == 2 && !p->scratch &&
             p->shape[1] < (int64_t)UINT32_MAX) {
             /* 2-D float32 whose squared distances may pass 2^32 (long axes,
              * or spacing): pass 1 keeps the row distance d itself, which
@@ -339,6 +391,16 @@ voxa_status voxa__sqdt_run(const voxa__sqdt *pin) {
             c.buf = p->out;
             c.buf_dist = 1;
             c.s2_row = p->spacing ? p->spacing[1] * p->spacing[1] : 1.0;
+        } else if (bytes == 8 && (p->mode == VOXA__SQDT_F32 || p->mode == VOXA__SQDT_F32_SQ) &&
+                   nd == 3 && !p->scratch && p->shape[2] < 0xFFFF && p->shape[1] < 0xFFFF) {
+            /* 3-D float32 with spacing (or squares past 2^32): each voxel's
+             * value after a pass is rebuilt from its row distance and its
+             * offset along axis 1, which fit the output's 4 bytes as two
+             * 16-bit halves (no 8 B/voxel storage; see load_pair) */
+            c.buf = p->out;
+            c.buf_pair = 1;
+            c.s2_row = p->spacing ? p->spacing[2] * p->spacing[2] : 1.0;
+            c.s2_mid = p->spacing ? p->spacing[1] * p->spacing[1] : 1.0;
         } else if (bytes == 4 && p->mode == VOXA__SQDT_F32 && !p->scratch) {
             /* float32 output: the uint32 storage can live in the output itself,
              * since every pass reads a whole tile before writing it back */
@@ -398,6 +460,7 @@ voxa_status voxa__sqdt_run(const voxa__sqdt *pin) {
     /* pass 1: last axis; the integer passes after it scan short windows
      * where they can (sqdt_window.c) */
     c.wk = p->mode != VOXA__SQDT_THRESHOLD ? voxa__sqdt_window_pick() : NULL;
+    c.wsteps = voxa__sqdt_window_steps(); /* -1: each kernel's own */
     c.n = p->shape[nd - 1];
     c.inner = 1;
     c.s2 = p->spacing ? p->spacing[nd - 1] * p->spacing[nd - 1] : 1.0;

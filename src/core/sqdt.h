@@ -14,6 +14,7 @@ typedef enum voxa__sqdt_mode {
     VOXA__SQDT_F64,       /* out f64: sqrt(d2) */
     VOXA__SQDT_F32,       /* out f32: sqrt(d2) */
     VOXA__SQDT_F64_SQ,    /* out f64: d2 */
+    VOXA__SQDT_F32_SQ,    /* out f32: (float) d2 */
     VOXA__SQDT_U32_SQ     /* out u32: d2 (unit spacing only; EOVERFLOW if it
                              may not fit) */
 } voxa__sqdt_mode;
@@ -47,8 +48,10 @@ size_t voxa__sqdt_line_bytes(const voxa__sqdt *p);
 /* Exact separable squared distance transform (Felzenszwalb-Huttenlocher
  * lower envelope per axis). A voxel with no target anywhere gets +inf
  * (UINT32_MAX for u32). Temporary memory: the values between passes (none
- * for f64/u32 outputs, nor for f32 with unit spacing, which keeps them in the
- * output; else voxa__sqdt_scratch_bytes(p) unless p->scratch is given) plus
+ * for f64/u32 outputs, nor for f32 with unit spacing, nor for 2-D and 3-D
+ * f32 (rows and axis-1 of fewer than 65535 voxels), which keep them in the
+ * output; else at most voxa__sqdt_scratch_bytes(p), unless p->scratch is
+ * given) plus
  * voxa__sqdt_line_bytes(p) per thread. */
 voxa_status voxa__sqdt_run(const voxa__sqdt *p);
 

@@ -200,56 +200,90 @@ static void envelope_runs(const uint32_t *g, int64_t n, int border, int64_t cap,
     }
 }
 
+/* Lanes j0..j0+L-1 of a tile with the envelope (after the window gave up
+ * on them, or while the window is backed off): columns from the copy t. */
+static void envelope_lanes(const stage_ctx *c, const uint32_t *t, int64_t w, int64_t j0,
+                           int64_t L, int64_t cap, char *dst, int f32, int64_t *v, int64_t *h,
+                           uint32_t *col, uint32_t *fo) {
+    const int64_t n = c->n, inner = c->inner;
+    for (int64_t l = 0; l < L; l++) {
+        for (int64_t q = 0; q < n; q++) col[q] = t[q * w + j0 + l];
+        envelope_runs(col, n, c->p->border, cap, v, h, fo + l * n);
+    }
+    for (int64_t q = 0; q < n; q++) {
+        if (f32) {
+            float *d = (float *)dst + q * inner + j0;
+            for (int64_t l = 0; l < L; l++) d[l] = voxa__sqdt_sqrt_f32(fo[l * n + q]);
+        } else {
+            uint32_t *d = (uint32_t *)dst + q * inner + j0;
+            for (int64_t l = 0; l < L; l++) d[l] = fo[l * n + q];
+        }
+    }
+}
+
 /* The windowed pass on one tile (sqdt_window.c's kernels, lanes adjacent
  * columns at a time). The tile's rows are copied first, since the pass
- * writes in place; the columns the kernels flag (a voxel farther than
- * SQDT_WINDOW_K from every candidate) are redone with envelope_runs from
- * the copy. Returns how many were flagged. */
-static int64_t window_tile(const stage_ctx *c, int64_t base, int64_t w, int64_t cap, uint32_t *t,
-                           int64_t *v, int64_t *h, uint32_t *col, uint32_t *fo) {
+ * writes in place; a set of lanes the kernel gives up on (its budget of
+ * steps spent, or a column with no target) is redone with envelope_runs
+ * from the copy, and the thread's next calls back off to the envelope (ws:
+ * after the k-th give-up in a row, the next 2^k - 1 sets of lanes, at most
+ * 2^SQDT_BACKOFF_MAX - 1). */
+static void window_tile(const stage_ctx *c, int64_t base, int64_t w, int64_t cap, uint32_t *t,
+                        int64_t *v, int64_t *h, uint32_t *col, uint32_t *fo,
+                        voxa__sqdt_wstate *ws) {
     const voxa__sqdt *p = c->p;
-    const int64_t n = c->n, inner = c->inner, K = SQDT_WINDOW_K;
+    const int64_t n = c->n, inner = c->inner;
     const uint32_t *src = (const uint32_t *)c->buf + base;
     for (int64_t q = 0; q < n; q++) memcpy(t + q * w, src + q * inner, (size_t)w * 4);
     const int f32 = c->final && p->mode == VOXA__SQDT_F32;
     /* uint32 storage, or the last pass's float32 / uint32 output (4 bytes) */
     char *dst = (char *)(c->final ? p->out : c->buf) + base * 4;
-    uint8_t bad[TILE_INT];
-    memset(bad, 0, (size_t)w);
-    const voxa__sqdt_wkern *k = c->wk;
-    int64_t L = k->lanes, j = 0;
-    if (w >= L) {
-        for (; j + L <= w; j += L)
-            k->cols(t, n, w, j, p->border, K, dst + j * 4, inner, f32, bad + j);
-        if (j < w) /* the last lanes overlap the previous call: same values */
-            k->cols(t, n, w, w - L, p->border, K, dst + (w - L) * 4, inner, f32, bad + w - L);
-        j = w;
-    }
-    for (; j < w; j++)
-        voxa__sqdt_wkern_c.cols(t, n, w, j, p->border, K, dst + j * 4, inner, f32, bad + j);
-    int64_t nbad = 0;
-    for (j = 0; j < w; j++) {
-        if (!bad[j]) continue;
-        nbad++;
-        for (int64_t q = 0; q < n; q++) col[q] = t[q * w + j];
-        envelope_runs(col, n, p->border, cap, v, h, fo);
-        for (int64_t q = 0; q < n; q++) {
-            if (f32) ((float *)dst)[q * inner + j] = voxa__sqdt_sqrt_f32(fo[q]);
-            else ((uint32_t *)dst)[q * inner + j] = fo[q];
+    /* narrower than the lanes: fewer lanes, or one column at a time */
+    const voxa__sqdt_wkern *k = w >= c->wk->lanes ? c->wk : voxa__sqdt_window_narrow(c->wk, w);
+    int64_t *skip = &ws->skip[k->slot];
+    int *level = &ws->level[k->slot];
+    const int64_t L = k->lanes;
+    const int64_t per = c->wsteps >= 0 ? c->wsteps : k->steps;
+    const int64_t budget = per > INT64_MAX / n ? INT64_MAX : per * n;
+    for (int64_t j = 0; j < w; j += L) {
+        /* the last lanes may overlap the previous call: same values */
+        int64_t j0 = j + L <= w ? j : w - L;
+        int done = 0;
+        if (*skip > 0) {
+            --*skip;
+        } else if (k->cols(t, n, w, j0, p->border, budget, dst + j0 * 4, inner, f32) == n) {
+            *level = 0;
+            done = 1;
+        } else {
+            if (*level < SQDT_BACKOFF_MAX) ++*level;
+            *skip = ((int64_t)1 << *level) - 1;
         }
+        if (!done) envelope_lanes(c, t, w, j0, L, cap, dst, f32, v, h, col, fo);
     }
-    return nbad;
+}
+
+/* Every value of the tile is "no target" (UINT32_MAX): then so is every
+ * result (no border), e.g. most planes of a mask with a few background
+ * voxels. Stops at the first finite value, so other tiles pay little. */
+static int tile_all_none(const uint32_t *src, int64_t n, int64_t inner, int64_t w) {
+    for (int64_t q = 0; q < n; q++) {
+        const uint32_t *r = src + q * inner;
+        uint32_t all = UINT32_MAX;
+        for (int64_t j = 0; j < w; j++) all &= r[j];
+        if (all != UINT32_MAX) return 0;
+    }
+    return 1;
 }
 
 voxa_status voxa__sqdt_slow_lines_int(int64_t lo, int64_t hi, int tid, void *vc) {
-    int64_t skip = 0;
-    return voxa__sqdt_slow_lines_int_skip(lo, hi, tid, vc, &skip);
+    voxa__sqdt_wstate ws = {{0, 0, 0}, {0, 0, 0}};
+    return voxa__sqdt_slow_lines_int_skip(lo, hi, tid, vc, &ws);
 }
 
-/* skip: tiles left on the envelope after a tile of far voxels, carried over
- * calls by the fused pass (one call per slab). */
+/* ws: the window's back-off (window_tile), carried over calls by the fused
+ * pass (one call per slab). */
 voxa_status voxa__sqdt_slow_lines_int_skip(int64_t lo, int64_t hi, int tid, void *vc,
-                                           int64_t *skipp) {
+                                           voxa__sqdt_wstate *ws) {
     const stage_ctx *c = vc;
     const voxa__sqdt *p = c->p;
     int64_t n = c->n, inner = c->inner;
@@ -267,17 +301,32 @@ voxa_status voxa__sqdt_slow_lines_int_skip(int64_t lo, int64_t hi, int tid, void
     const int64_t T = thr_mode ? (int64_t)p->thr : 0;
     const uint8_t on = (uint8_t)(p->invert ? 0 : 1), off = (uint8_t)!on;
     const int window = c->wk && !thr_mode && !c->u16;
-    int64_t skip = *skipp; /* tiles left on the envelope after a tile of far voxels */
     for (int64_t it = lo; it < hi; it++) {
         int64_t o = it / c->nti, i0 = (it % c->nti) * tw;
         int64_t w = inner - i0 < tw ? inner - i0 : tw;
         int64_t base = o * n * inner + i0;
-        if (window && skip == 0) {
-            if (2 * window_tile(c, base, w, cap, g, v, h, (uint32_t *)reach, fo) > w) skip = 15;
-            *skipp = skip;
+        if (p->mode != VOXA__SQDT_THRESHOLD && !p->border && tile_all_none(buf + base, n, inner, w)) {
+            /* results = values: in place (storage, or a uint32 output, which
+             * is the storage), or +inf into a float32 output */
+            if (c->final && p->mode == VOXA__SQDT_F32)
+                for (int64_t q = 0; q < n; q++) {
+                    float *dst = (float *)p->out + base + q * inner;
+                    for (int64_t j = 0; j < w; j++) dst[j] = INFINITY;
+                }
             continue;
         }
-        if (skip) *skipp = --skip;
+        if (window) {
+            /* sets of lanes in this tile: while the window is backed off for
+             * all of them, the whole tile takes the envelope below */
+            const voxa__sqdt_wkern *k =
+                w >= c->wk->lanes ? c->wk : voxa__sqdt_window_narrow(c->wk, w);
+            int64_t L = k->lanes, sets = (w + L - 1) / L;
+            if (ws->skip[k->slot] < sets) {
+                window_tile(c, base, w, cap, g, v, h, (uint32_t *)reach, fo, ws);
+                continue;
+            }
+            ws->skip[k->slot] -= sets;
+        }
         if (c->u16) {
             for (int64_t q = 0; q < n; q++) {
                 const uint16_t *src = (const uint16_t *)c->buf + base + q * inner;

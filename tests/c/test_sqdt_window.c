@@ -4,9 +4,11 @@
  * where the path switches:
  * - tile widths around the SIMD lanes (1, 7-9, 15-17, 31-33, 63-65): vector
  *   calls, the overlapping last vector, the portable tail;
- * - voxels just within and just beyond K = SQDT_WINDOW_K steps of their
- *   nearest target (certified vs redone by the envelope), and a volume whose
- *   every tile is far (the tiles left on the envelope after one);
+ * - the budget of steps: each kernel called directly with exactly the steps
+ *   its column needs and one fewer (finishes / gives up at the right row,
+ *   with the rows before it written), budgets forced from 0 to unlimited on
+ *   whole transforms, columns with no target, and a volume whose every tile
+ *   is far (the window backs off to the envelope);
  * - all-target and no-target lines, lines of 1 and 2, border sentinels;
  * - float32 output at squared distances >= 2^24 (the scalar sqrt route);
  * - rows fused with the next pass per slab, and not (small / large slabs);
@@ -108,22 +110,119 @@ static void test_widths(void) {
         }
 }
 
-/* a line of targets at row r0 of an (n, w) slab: the far end of each column is
- * n - 1 - r0 steps away, around K = SQDT_WINDOW_K */
-static void test_k_boundary(void) {
-    const int64_t K = SQDT_WINDOW_K;
-    int64_t ns[] = {K, K + 1, K + 2, K + 3, 2 * K + 1, 2 * K + 2, 2 * K + 4, 3 * K};
-    for (size_t s = 0; s < sizeof ns / sizeof ns[0]; s++)
-        for (int r = 0; r < 3; r++) {
-            int64_t sh[2] = {ns[s], 19};
-            uint8_t *a = malloc((size_t)(sh[0] * sh[1]));
-            memset(a, 1, (size_t)(sh[0] * sh[1]));
-            int64_t r0 = r == 0 ? 0 : r == 1 ? sh[0] / 2 : sh[0] - 1;
-            for (int64_t j = 0; j < sh[1]; j += 1 + (j % 3)) a[r0 * sh[1] + j] = 0;
-            check_mask(a, 2, sh, 0);
-            check_mask(a, 2, sh, 1);
-            free(a);
+/* a line of targets at row r0 of an (n, w) slab, with the budget per row
+ * forced (VOXA_SQDT_WINDOW_STEPS) from 0 (every set of lanes gives up at
+ * once) to unlimited (the window scans every column to its end) */
+static void test_budget_env(void) {
+    const char *budgets[] = {"0", "1", "2", "5", "40", "1000000000000"};
+    int64_t ns[] = {1, 2, 39, 41, 81, 120};
+    for (size_t b = 0; b < sizeof budgets / sizeof budgets[0]; b++) {
+        setenv("VOXA_SQDT_WINDOW_STEPS", budgets[b], 1);
+        for (size_t s = 0; s < sizeof ns / sizeof ns[0]; s++)
+            for (int r = 0; r < 3; r++) {
+                int64_t sh[2] = {ns[s], 19};
+                uint8_t *a = malloc((size_t)(sh[0] * sh[1]));
+                memset(a, 1, (size_t)(sh[0] * sh[1]));
+                int64_t r0 = r == 0 ? 0 : r == 1 ? sh[0] / 2 : sh[0] - 1;
+                for (int64_t j = 0; j < sh[1]; j += 1 + (j % 3)) a[r0 * sh[1] + j] = 0;
+                check_mask(a, 2, sh, 0);
+                check_mask(a, 2, sh, 1);
+                free(a);
+            }
+    }
+    unsetenv("VOXA_SQDT_WINDOW_STEPS");
+}
+
+/* The kernels called directly on one tile of L lanes: with a budget of
+ * exactly the steps the column needs they finish (return n) and write
+ * every row exactly; with one step less they give up at the row where the
+ * budget runs out, having written exactly the rows before it. The steps are
+ * counted here by the same rule, lane by lane: a row scans k = 1, 2, ...
+ * until every lane's partial minimum is <= k^2 or k passes its farthest
+ * row; a lane whose whole column has no target makes the call give up. */
+static void run_kernel(const voxa__sqdt_wkern *k, const uint32_t *t, int64_t n, int64_t ws,
+                       int border) {
+    const int64_t L = k->lanes;
+    uint32_t *want = malloc((size_t)(n * L) * 4), *got = malloc((size_t)(n * L) * 4);
+    int64_t *stop = malloc((size_t)n * 8); /* budget needed to finish row y */
+    int64_t need = 0, giveup = -1;
+    for (int64_t y = 0; y < n; y++) {
+        int64_t far = y > n - 1 - y ? y : n - 1 - y, kk = 1;
+        uint64_t f[16];
+        for (int64_t l = 0; l < L; l++) {
+            f[l] = t[y * ws + l];
+            uint64_t b = (uint64_t)((y + 1) < (n - y) ? (y + 1) * (y + 1) : (n - y) * (n - y));
+            if (border && b < f[l]) f[l] = b;
         }
+        for (; kk <= far; kk++) {
+            int all = 1;
+            for (int64_t l = 0; l < L; l++) all &= f[l] <= (uint64_t)(kk * kk);
+            if (all) break;
+            for (int64_t l = 0; l < L; l++) {
+                if (y >= kk && t[(y - kk) * ws + l] + (uint64_t)(kk * kk) < f[l])
+                    f[l] = t[(y - kk) * ws + l] + (uint64_t)(kk * kk);
+                if (y + kk < n && t[(y + kk) * ws + l] + (uint64_t)(kk * kk) < f[l])
+                    f[l] = t[(y + kk) * ws + l] + (uint64_t)(kk * kk);
+            }
+        }
+        for (int64_t l = 0; l < L; l++) {
+            want[y * L + l] = f[l] >= UINT32_MAX ? UINT32_MAX : (uint32_t)f[l];
+            if (kk > far && want[y * L + l] == UINT32_MAX && giveup < 0) giveup = y;
+        }
+        need += kk - 1;
+        stop[y] = need;
+    }
+    for (int64_t extra = -1; extra <= 0; extra++) {
+        int64_t budget = need + extra;
+        if (budget < 0) continue;
+        memset(got, 0xab, (size_t)(n * L) * 4);
+        int64_t r = k->cols(t, n, ws, 0, border, budget, got, L, 0);
+        int64_t expect = giveup >= 0 ? giveup : n; /* a targetless lane: gives up there */
+        for (int64_t y = 0; y < expect && budget < need; y++)
+            if (stop[y] > budget) {
+                expect = y;
+                break;
+            }
+        if (r != expect)
+            fprintf(stderr, "  %s: n %lld, budget %lld of %lld: rows %lld, want %lld\n", k->name,
+                    (long long)n, (long long)budget, (long long)need, (long long)r,
+                    (long long)expect);
+        CHECK(r == expect);
+        for (int64_t i = 0; i < r * L && i < n * L; i++) CHECK(got[i] == want[i]);
+        if (r < n) CHECK(got[r * L] == 0xababababu); /* the row it gave up on: unwritten */
+    }
+    free(want);
+    free(got);
+    free(stop);
+}
+
+static void test_kernel_budget(void) {
+    unsigned long long seed = 0x243f6a8885a308d3ull;
+    for (size_t ki = 1; ki < sizeof KERNELS / sizeof KERNELS[0]; ki++) {
+        setenv("VOXA_SQDT_KERNEL", KERNELS[ki], 1);
+        const voxa__sqdt_wkern *k = voxa__sqdt_window_pick();
+        CHECK(k != NULL);
+        int64_t ns[] = {1, 2, 3, 17, 64, 200};
+        for (size_t s = 0; s < sizeof ns / sizeof ns[0]; s++)
+            for (int kind = 0; kind < 4; kind++)
+                for (int border = 0; border < 2; border++) {
+                    int64_t n = ns[s], ws = k->lanes + 3;
+                    uint32_t *t = malloc((size_t)(n * ws) * 4);
+                    for (int64_t i = 0; i < n * ws; i++) {
+                        unsigned r = (unsigned)(vtest_rand(&seed) % 1000);
+                        /* 0: sparse zeros; 1: dense zeros; 2: one lane with no
+                         * target; 3: large finite values, no zero */
+                        uint32_t big = (uint32_t)(vtest_rand(&seed) % 40000);
+                        t[i] = kind == 0 ? (r < 20 ? 0 : UINT32_MAX)
+                             : kind == 1 ? (r < 300 ? 0 : big)
+                             : kind == 2 ? (i % ws == 2 ? UINT32_MAX : r < 100 ? 0 : big)
+                                         : big + 1;
+                    }
+                    run_kernel(k, t, n, ws, border);
+                    free(t);
+                }
+    }
+    unsetenv("VOXA_SQDT_KERNEL");
 }
 
 /* one target in a volume: every tile is far (the fallback, then tiles left
@@ -168,7 +267,8 @@ static void test_fused(void) {
 
 int main(void) {
     RUN(test_widths);
-    RUN(test_k_boundary);
+    RUN(test_budget_env);
+    RUN(test_kernel_budget);
     RUN(test_far);
     RUN(test_fused);
     VTEST_END();

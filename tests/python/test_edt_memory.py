@@ -23,12 +23,15 @@ SCRIPT = textwrap.dedent("""
     import voxa
     shape, dtype = eval(sys.argv[1]), np.dtype(sys.argv[2])
     squared, margin = sys.argv[3] == "squared", int(sys.argv[4])
+    sampling = eval(sys.argv[5]) if len(sys.argv) > 5 else None
     a = np.ones(shape, bool)
     a[..., ::1000] = False
     x = np.arange(shape[-1]) % 1000
     want = np.minimum(x, 1000 - x).astype(np.float64)
     last = (shape[-1] - 1) // 1000 * 1000  # no background after the last one
     want[last:] = x[last:]
+    if sampling:
+        want = want * sampling[-1]  # the last axis's spacing: exact (0.5)
     want = np.broadcast_to(want, shape)
     voxa.set_threads(2)
     vm = 0
@@ -41,7 +44,7 @@ SCRIPT = textwrap.dedent("""
     limit = vm + out_bytes + margin * 2**20
     resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
     try:
-        d = voxa.distance_transform_edt(a, dtype=dtype, squared=squared)
+        d = voxa.distance_transform_edt(a, dtype=dtype, squared=squared, sampling=sampling)
     except MemoryError as e:
         print("MemoryError", e)
         sys.exit(3)
@@ -72,6 +75,20 @@ def test_float32_squared_needs_no_double_copy():
     env = dict(os.environ, MALLOC_ARENA_MAX="1", VOXA_NUM_THREADS="2")
     r = subprocess.run([sys.executable, "-c", SCRIPT, repr((160, 300, 300)), "float32",
                         "squared", "60"], env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stdout + r.stderr
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS, /proc: Linux")
+@pytest.mark.parametrize("squared", ["", "squared"])
+def test_float32_sampling_needs_no_double_copy(squared):
+    """3-D float32 with sampling keeps each voxel's (row distance, axis-1
+    offset) pair in the output's 4 bytes between passes (src/core/sqdt.c,
+    load_pair); before, a float64 copy (8 B/voxel: 115 MB more here), so
+    this run within the output + 60 MB failed with MemoryError."""
+    env = dict(os.environ, MALLOC_ARENA_MAX="1", VOXA_NUM_THREADS="2")
+    r = subprocess.run([sys.executable, "-c", SCRIPT, repr((160, 300, 300)), "float32",
+                        squared, "60", "(2.0, 1.0, 0.5)"], env=env, capture_output=True,
+                       text=True, timeout=300)
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stdout + r.stderr
 
 

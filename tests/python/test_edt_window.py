@@ -2,9 +2,13 @@
 equal to scipy to the bit for every kernel set VOXA_SQDT_KERNEL can force
 (envelope, portable C, AVX2, AVX-512; a set the CPU lacks falls back):
 
-- blob masks whose distances stay within the window's K = 40 steps, and
-  balls large enough that their centres are farther (columns redone by the
-  envelope, whole tiles left on it);
+- blob masks whose distances are short, and balls large enough that their
+  centres are far (sets of lanes that spend their budget of steps: redone
+  by the envelope, the next ones backed off to it);
+- the budget forced (VOXA_SQDT_WINDOW_STEPS) from 0 (every set gives up at
+  once) to unlimited (every column scanned to its end), on masks that mix
+  near and far regions (give-ups, back-off, and its reset);
+- masks with a few background voxels (tiles with no target at all);
 - widths around the SIMD lanes (8, 16) on the axis the lanes run along;
 - all-background / all-foreground lines and extent-1 axes;
 - float32, float64 and uint32 (squared) outputs, anisotropic sampling (the
@@ -51,6 +55,41 @@ def test_blobs(kernel, rmax, threads):
     a = balls((40, 90, 97), 12, rmax, rmax)
     check(a)
     check(a.transpose(2, 0, 1).copy())
+
+
+def mixed(shape, seed):
+    # noise in one corner (short distances), two small holes far apart in
+    # the rest (long ones), a wall along the last axis
+    rng = np.random.default_rng(seed)
+    a = np.ones(shape, bool)
+    h = [s // 3 for s in shape]
+    a[: h[0], : h[1]] = rng.random((h[0], h[1]) + tuple(shape[2:])) < 0.6
+    a[tuple(s - 2 for s in shape)] = False
+    a[tuple(s // 2 + 1 for s in shape)] = False
+    a[..., -1 - shape[-1] // 5] = False
+    return a
+
+
+@pytest.mark.parametrize("steps", ["0", "1", "7", "64", str(10 ** 12)])
+def test_budget(kernel, steps, threads, monkeypatch):
+    monkeypatch.setenv("VOXA_SQDT_WINDOW_STEPS", steps)
+    check(balls((30, 70, 83), 5, 40, 7))
+    check(mixed((37, 90, 41), 1))
+    check(mixed((150, 35), 2))
+    check(mixed((150, 35), 2).T.copy())
+
+
+@pytest.mark.parametrize("shape", [(70, 9, 130), (7, 200, 65), (300, 70)])
+def test_few_targets(kernel, shape, threads):
+    # most tiles hold no target at all before the last pass
+    rng = np.random.default_rng(sum(shape))
+    for k in (1, 3):
+        a = np.ones(shape, bool)
+        for _ in range(k):
+            a[tuple(rng.integers(0, s) for s in shape)] = False
+        check(a)
+        assert np.array_equal(voxa.distance_transform_edt(a, dtype=np.float32, squared=True),
+                              (ndi.distance_transform_edt(a) ** 2).round().astype(np.float32))
 
 
 @pytest.mark.parametrize("w", [1, 7, 8, 9, 15, 16, 17, 33, 65])

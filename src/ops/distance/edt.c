@@ -102,20 +102,19 @@ VOXA_API voxa_status voxa_edt(const voxa_array *in, voxa_array *out, const voxa_
     q.spacing = p->spacing;
     q.progress = &p->progress;
     int direct = voxa_array_is_c_contiguous(out);
-    int f32sq = out->dtype == VOXA_F32 && p->squared;
     /* float32 squared with unit spacing: the exact uint32 squares in the
      * output's own 4 bytes, converted in place ((float) of an integer below
-     * 2^32 rounds once, as (float) of the same double does) */
+     * 2^32 rounds once, as (float) of the same double does); with spacing,
+     * (float) of the double square, written by the last pass itself */
     double maxd2 = 0;
     for (int d = 0; d < in->ndim; d++) maxd2 += ((double)in->shape[d] + 1) * ((double)in->shape[d] + 1);
-    int f32sq_int = f32sq && !p->spacing && maxd2 < 4294967295.0;
-    if (f32sq_int) f32sq = 0;
+    int f32sq_int = out->dtype == VOXA_F32 && p->squared && !p->spacing && maxd2 < 4294967295.0;
     if (out->dtype == VOXA_F64) q.mode = p->squared ? VOXA__SQDT_F64_SQ : VOXA__SQDT_F64;
     else if (f32sq_int) q.mode = VOXA__SQDT_U32_SQ;
-    else if (out->dtype == VOXA_F32) q.mode = p->squared ? VOXA__SQDT_F64_SQ : VOXA__SQDT_F32;
+    else if (out->dtype == VOXA_F32) q.mode = p->squared ? VOXA__SQDT_F32_SQ : VOXA__SQDT_F32;
     else q.mode = VOXA__SQDT_U32_SQ;
-    if (!direct || f32sq) {
-        tmp = voxa__malloc((size_t)n, f32sq ? 8 : voxa_dtype_size(out->dtype));
+    if (!direct) {
+        tmp = voxa__malloc((size_t)n, voxa_dtype_size(out->dtype));
         VOXA_GOTO_IF(!tmp, VOXA_ENOMEM, "edt: cannot allocate %lld voxels", (long long)n);
         q.out = tmp;
     } else {
@@ -130,16 +129,8 @@ VOXA_API voxa_status voxa_edt(const voxa_array *in, voxa_array *out, const voxa_
             float f = u == UINT32_MAX ? INFINITY : (float)u;
             memcpy(b + 4 * i, &f, 4);
         }
-        if (!direct) voxa__copy_into(tmp, out);
-    } else if (f32sq) {
-        float *f = (float *)tmp;
-        const double *d = tmp;
-        for (int64_t i = 0; i < n; i++) f[i] = (float)d[i]; /* in place, forward */
-        if (direct) memcpy(out->data, tmp, (size_t)n * 4);
-        else voxa__copy_into(tmp, out);
-    } else if (!direct) {
-        voxa__copy_into(tmp, out);
     }
+    if (!direct) voxa__copy_into(tmp, out);
 done:
     voxa__free(owned);
     voxa__free(tmp);

@@ -33,9 +33,10 @@
  * wisdom cache of deconv_wisdom.c makes that once per shape); memory:
  * work buffer ~|box| floats + H ~|box| floats (+1 for a second H in zero mode
  * with an even PSF extent) + (m0+L0-n0)(m1+L1-n1)L2 floats of weights in
- * free mode. Free mode on a box of several planes is staged
- * (deconv_staged.c): per-plane and z-tile plans, and only the PSF's x-y
- * transform (m0/L0 of H) instead of H. */
+ * free mode. Free mode on a box of several planes, and periodic mode on a
+ * big one, are staged (deconv_staged.c): per-plane and z-tile plans
+ * (measured by default), and only the PSF's x-y transform (m0/L0 of H)
+ * instead of H. */
 #include "deconv_internal.h"
 
 #include <errno.h>

@@ -157,3 +157,22 @@ def test_accelerated_reaches_plain_error_sooner():
         voxa.richardson_lucy(g, h, 20, accelerate=acc, out=out, progress=cb)
     kp, ka = int(np.argmin(err[False])), int(np.argmin(err[True]))
     assert err[True][ka] <= err[False][kp] and ka < kp, (err[True], err[False])
+
+
+@pytest.mark.parametrize("boundary", ["free", "periodic", "zero"])
+def test_extrapolation_kernels_bit_identical(boundary, monkeypatch):
+    """The extrapolation pass has an AVX2 loop beside the SSE2 one
+    (VOXA_RL_KERNEL=c forces SSE2): no FMA, so the same bits; row lengths
+    around the vector widths, values at and below zero."""
+    rng = np.random.default_rng(31)
+    g = (rng.random((9, 13, 37)) * 5).astype(np.float32)
+    g[:, :, ::7] = 0  # zeros and tiny values take the "else x" branch
+    g[2, 3, :] = 1e-30
+    h = rand_psf(rng, (3, 4, 5))
+    res = {}
+    for kernel in ("c", "avx2"):
+        monkeypatch.setenv("VOXA_RL_KERNEL", kernel)
+        res[kernel] = voxa.richardson_lucy(g, h, 7, boundary=boundary, accelerate=True)
+    assert np.array_equal(res["c"], res["avx2"])
+    monkeypatch.setenv("VOXA_RL_KERNEL", "c")
+    assert not np.array_equal(res["c"], voxa.richardson_lucy(g, h, 7, boundary=boundary))

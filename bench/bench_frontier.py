@@ -12,7 +12,7 @@ Peers (pinned in requirements-dev.txt):
                   (voxa's flag for whole-box plans) and FFTW_MEASURE, and of
                   free mode's FFT box with FFTW_MEASURE; the W2 formula on
                   scipy.fft float32 with workers = all cores (the strongest
-                  Python route); voxa with its default planning ('auto').
+                  Python route); voxa with planning='auto'.
 
 How: every comparison is timed interleaved in this one process (each round
 calls every method once, the order reversed every other round; common.py's
@@ -259,6 +259,7 @@ def voxa_iter(g, h, t, n=3, **kw):
     voxa.set_threads(t)
     stamps = []
     voxa.richardson_lucy(g, h, n, progress=lambda d, tot: stamps.append(time.perf_counter()),
+                         planning="auto",
                          **kw)
     return statistics.median(np.diff(stamps)[:-1])
 
@@ -288,8 +289,8 @@ def bench_rl():
            f"Floors: four in-place pyFFTW r2c/c2r of the image {shape} with FFTW_ESTIMATE (voxa's "
            f"flag for whole-box plans) and with FFTW_MEASURE, and of free mode's FFT box {box} "
            f"with FFTW_MEASURE (planning time left out), voxa's thread count; pyFFTW ships its "
-           f"own FFTW build, voxa links Debian's libfftw3. voxa runs its default planning "
-           f"('auto': the staged path's plane and z-tile plans measured once per size in this "
+           f"own FFTW build, voxa links Debian's libfftw3. voxa runs planning='auto' "
+           f"( the staged path's plane and z-tile plans measured once per size in this "
            f"process, wisdom cache off). scipy.fft route: workers={ALL} (all cores) in every "
            f"round. Ratios are per round.", ""]
     for t in (1, 2):

@@ -57,14 +57,15 @@ VOXA_API void voxa_rl_options_init(voxa_rl_options *o);
 typedef struct voxa_rl_plan voxa_rl_plan;
 
 /** Plan flags. */
-#define VOXA_RL_MEASURE 1  /**< let FFTW time candidate algorithms for every
-                                transform (seconds to plan a 3-D box, faster to run) */
-#define VOXA_RL_ESTIMATE 2 /**< plan every transform with FFTW_ESTIMATE (instant;
-                                the same plan in every process without wisdom).
-                                Default (neither flag): measure the staged path's
-                                small per-plane and z-tile plans (about a second
-                                the first time, then kept as wisdom; up to 3x
-                                faster iterations) and estimate whole-box plans */
+#define VOXA_RL_MEASURE 1        /**< let FFTW time candidate algorithms for every
+                                      transform (seconds to plan a 3-D box) */
+#define VOXA_RL_MEASURE_PLANES 2 /**< measure only the staged path's small
+                                      per-plane and z-tile plans (about a second
+                                      the first time, then wisdom; up to 3x
+                                      faster transforms there) and estimate the
+                                      rest. Default (no flag): FFTW_ESTIMATE
+                                      everywhere: instant, and the same plans in
+                                      every process whatever was planned before */
 
 /** Create a plan for images of `shape` (ndim 1..3), a PSF (any real dtype,
  *  any strides; copied, not kept), a boundary mode and flags. Uses

@@ -124,7 +124,7 @@ static void test_plan_reuse_and_cancel(void) {
         }
         p = NULL;
         CHECK_STATUS(voxa_rl_plan_new(&p, 3, shape, &psf, (voxa_rl_boundary)mode,
-                                      VOXA_RL_MEASURE | VOXA_RL_ESTIMATE),
+                                      VOXA_RL_MEASURE | VOXA_RL_MEASURE_PLANES),
                      VOXA_EINVAL);
         CHECK_STATUS(voxa_rl_plan_new(&p, 3, shape, &psf, (voxa_rl_boundary)mode, 4), VOXA_EINVAL);
         CHECK(p == NULL);

@@ -5,8 +5,8 @@ columns with H's column made per tile from the PSF's x-y transform).
 VOXA_RL_STAGED=1 forces the staged path (also on 1-D/2-D boxes, where the
 z-FFT has length 1), =0 the 3-D FFTW plans; unset, free mode is staged when
 the FFT box has more than one plane, periodic mode from 8 planes and 2^22
-voxels. By default (planning='auto') the staged plans are measured from 8
-planes on, and written to the wisdom cache. Checked: the staged result equals the
+voxels. With planning='auto' the staged plans are measured and written to
+the wisdom cache; by default everything is estimated. Checked: the staged result equals the
 3-D path to float32 rounding (relative max difference < 2e-5 plain, 1e-4
 accelerated, where the extrapolation amplifies rounding) and the float64
 reference formula of test_deconv.py (< 1e-4, as the 3-D path); it is bit
@@ -143,17 +143,16 @@ def test_periodic_staged_switch(shape, pshape, monkeypatch, nthreads):
 def test_periodic_default_stages_big_boxes(monkeypatch):
     """Periodic mode is staged from 8 planes and 2^22 voxels: the default
     equals the forced staged path bit for bit there and differs from the 3-D
-    plans by rounding (its plans are measured, the 3-D ones estimated); one
-    plane fewer keeps the 3-D plans."""
+    plans by rounding (with planning='auto' its plans are measured, the 3-D
+    ones estimated); one plane fewer keeps the 3-D plans."""
     rng = np.random.default_rng(5)
     h = rand_psf(rng, (3, 5, 4))
     for shape, staged in (((8, 512, 1024), True), ((7, 512, 1200), False)):
-        # (7 planes: the forced staged path estimates its plans too)
         g = (rng.random(shape, dtype=np.float32) + 0.5)
         monkeypatch.delenv("VOXA_RL_STAGED", raising=False)
-        default = voxa.richardson_lucy(g, h, 2, boundary="periodic")
-        forced = run(monkeypatch, "1", g, h, 2, boundary="periodic")
-        plans3 = run(monkeypatch, "0", g, h, 2, boundary="periodic")
+        default = voxa.richardson_lucy(g, h, 2, boundary="periodic", planning="auto")
+        forced = run(monkeypatch, "1", g, h, 2, boundary="periodic", planning="auto")
+        plans3 = run(monkeypatch, "0", g, h, 2, boundary="periodic", planning="auto")
         assert rel_err(forced, plans3) < 2e-5
         assert not np.array_equal(forced, plans3)
         assert np.array_equal(default, forced if staged else plans3), shape
@@ -161,23 +160,22 @@ def test_periodic_default_stages_big_boxes(monkeypatch):
 
 @pytest.mark.parametrize("boundary,shape,pshape,measured", [
     # sizes no other test plans, so that measuring them is new wisdom
-    ("free", (6, 11, 9), (3, 4, 5), True),       # box of 8 planes: measured
-    ("free", (5, 11, 9), (3, 4, 5), False),      # 7 planes: estimated
+    ("free", (6, 11, 9), (3, 4, 5), True),       # staged: measured
     ("periodic", (9, 21, 22), (3, 4, 5), False),  # small periodic: 3-D plans
     ("zero", (9, 21, 22), (3, 4, 5), False),     # zero mode: 3-D plans
 ])
 def test_auto_planning_measures_staged_plans(boundary, shape, pshape, measured, monkeypatch,
                                              tmp_path):
-    """planning='auto' (the default) measures the staged plans of boxes of 8
-    planes or more, which adds wisdom to the cache file; 'estimate' never
-    does; the results agree to rounding."""
+    """planning='auto' measures the staged plans, which adds wisdom to the
+    cache file, and estimates the others; 'estimate' (the default) never
+    measures; the results agree to rounding."""
     g, h = sample(shape, pshape)
     monkeypatch.delenv("VOXA_RL_STAGED", raising=False)
     est_file, auto_file = tmp_path / "est", tmp_path / "auto"
     monkeypatch.setenv("VOXA_FFTW_WISDOM", str(est_file))
-    est = voxa.richardson_lucy(g, h, 3, boundary=boundary, planning="estimate")
+    est = voxa.richardson_lucy(g, h, 3, boundary=boundary)
     monkeypatch.setenv("VOXA_FFTW_WISDOM", str(auto_file))
-    auto = voxa.richardson_lucy(g, h, 3, boundary=boundary)
+    auto = voxa.richardson_lucy(g, h, 3, boundary=boundary, planning="auto")
     assert not est_file.exists()
     assert auto_file.exists() == measured
     if measured:

@@ -291,10 +291,10 @@ voxa_status voxa_rl_plan_new(voxa_rl_plan **out, int ndim, const int64_t *shape,
     VOXA_FAIL_IF(!shape, VOXA_EINVAL, "image: NULL shape");
     VOXA_FAIL_IF((unsigned)boundary > 2, VOXA_EINVAL, "boundary: invalid mode %d",
                  (int)boundary);
-    VOXA_FAIL_IF(flags & ~(VOXA_RL_MEASURE | VOXA_RL_ESTIMATE), VOXA_EINVAL,
+    VOXA_FAIL_IF(flags & ~(VOXA_RL_MEASURE | VOXA_RL_MEASURE_PLANES), VOXA_EINVAL,
                  "plan flags: unknown bits 0x%x", (unsigned)flags);
-    VOXA_FAIL_IF((flags & VOXA_RL_MEASURE) && (flags & VOXA_RL_ESTIMATE), VOXA_EINVAL,
-                 "plan flags: MEASURE and ESTIMATE are exclusive");
+    VOXA_FAIL_IF((flags & VOXA_RL_MEASURE) && (flags & VOXA_RL_MEASURE_PLANES), VOXA_EINVAL,
+                 "plan flags: MEASURE and MEASURE_PLANES are exclusive");
     VOXA_CHECK(voxa_array_check(psf, "psf"));
     VOXA_FAIL_IF(psf->ndim != ndim, VOXA_EINVAL,
                  "psf: ndim %d does not match the image's ndim %d", psf->ndim, ndim);
@@ -356,13 +356,13 @@ voxa_status voxa_rl_plan_new(voxa_rl_plan **out, int ndim, const int64_t *shape,
      * scribbles on the buffer, which holds nothing yet. */
     int dims[3];
     for (int d = 0; d < ndim; d++) dims[d] = (int)p->L[3 - ndim + d];
-    /* The staged path's plans are small (one plane, one z-tile), so the
-     * default measures them from 8 planes on (about a second, then wisdom):
-     * ESTIMATE picks plans 3-4x slower there (a 512^2 plane, a batch of
-     * 160-point columns). A whole-box plan is measured only on request
-     * (seconds to minutes). */
-    unsigned fl = (flags & VOXA_RL_MEASURE) ||
-                          (p->staged && p->L[0] >= 8 && !(flags & VOXA_RL_ESTIMATE))
+    /* The staged path's plans are small (one plane, one z-tile): MEASURE_PLANES
+     * measures them (about a second, then wisdom), where ESTIMATE picks plans
+     * 3-4x slower (a 512^2 plane, a batch of 160-point columns). Not the
+     * default: measured wisdom also steers later ESTIMATE plans of the same
+     * or related sizes in the process, so results (to float32 round-off)
+     * would depend on what was planned before. */
+    unsigned fl = (flags & VOXA_RL_MEASURE) || (p->staged && (flags & VOXA_RL_MEASURE_PLANES))
                       ? FFTW_MEASURE
                       : FFTW_ESTIMATE;
     p->threads = voxa_get_threads();

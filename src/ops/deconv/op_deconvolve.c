@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 enum { PSF, ITERATIONS, BOUNDARY, ACCELERATE, NORMALIZE_PSF, CLIP, FILTER_EPSILON, DTYPE, MEASURE,
-       ESTIMATE, WISDOM, HALO, NPARAMS };
+       MEASURE_PLANES, WISDOM, HALO, NPARAMS };
 
 static const voxa_param params[NPARAMS] = {
     [PSF] = {"psf", VOXA_PARAM_ARRAY, NULL,
@@ -36,11 +36,11 @@ static const voxa_param params[NPARAMS] = {
     [MEASURE] = {"measure", VOXA_PARAM_FLAG, NULL,
                  "let FFTW time its algorithms first (seconds of planning, up to 3x faster "
                  "iterations: for long runs)", NULL, 1, 0, 0, NULL, NULL},
-    [ESTIMATE] = {"estimate", VOXA_PARAM_FLAG, NULL,
-                  "plan every transform instantly (FFTW_ESTIMATE; the same plans in every "
-                  "process, slower iterations); default: measure only the small per-plane "
-                  "plans of 3-D wrap-free/periodic boxes (about a second, once per size)",
-                  NULL, 1, 0, 0, NULL, NULL},
+    [MEASURE_PLANES] = {"measure_planes", VOXA_PARAM_FLAG, NULL,
+                        "measure only the small per-plane FFT plans of 3-D wrap-free/periodic "
+                        "runs (about a second once per size, most of --measure's speed); "
+                        "default: instant plans, the same in every process",
+                        NULL, 1, 0, 0, NULL, NULL},
     [WISDOM] = {"wisdom", VOXA_PARAM_STRING, NULL,
                 "reuse the measured plans saved in FILE (if it exists) and save them "
                 "there, so later runs plan in milliseconds (default: the per-user cache, "
@@ -52,10 +52,11 @@ static const voxa_param params[NPARAMS] = {
 };
 
 static voxa_status check(const voxa_args *a, const voxa_array *in) {
-    VOXA_FAIL_IF(voxa__arg_int(a, MEASURE) && voxa__arg_int(a, ESTIMATE), VOXA_EINVAL,
-                 "estimate: not with --measure (pick one planner)");
-    VOXA_FAIL_IF(voxa__arg_set(a, WISDOM) && voxa__arg_int(a, ESTIMATE), VOXA_EINVAL,
-                 "wisdom: not with --estimate (estimated plans add no wisdom)");
+    VOXA_FAIL_IF(voxa__arg_int(a, MEASURE) && voxa__arg_int(a, MEASURE_PLANES), VOXA_EINVAL,
+                 "measure_planes: not with --measure (pick one planner)");
+    VOXA_FAIL_IF(voxa__arg_set(a, WISDOM) && !voxa__arg_int(a, MEASURE) &&
+                     !voxa__arg_int(a, MEASURE_PLANES),
+                 VOXA_EINVAL, "wisdom: needs --measure or --measure-planes");
     return VOXA_OK;
 }
 
@@ -105,8 +106,8 @@ static voxa_status run_on(voxa_op_ctx *c, voxa_backend b) {
                               (voxa_rl_boundary)voxa__arg_int(a, BOUNDARY),
                               voxa__arg_int(a, MEASURE) ? VOXA_RL_MEASURE
                               /* a device backend uses the host plans once, for H */
-                              : voxa__arg_int(a, ESTIMATE) || b != VOXA_BACKEND_CPU
-                                  ? VOXA_RL_ESTIMATE
+                              : voxa__arg_int(a, MEASURE_PLANES) && b == VOXA_BACKEND_CPU
+                                  ? VOXA_RL_MEASURE_PLANES
                                   : 0);
     if (st == VOXA_OK && wisdom) st = voxa_deconv_wisdom_save(wisdom);
     if (st == VOXA_OK) {

@@ -417,7 +417,9 @@ def test_cli(tmp_path, monkeypatch):
         r = cli("deconvolve", img, "--psf", psf, "-o", out, "--iterations", 5, *extra)
         assert r.returncode == 0, r.stderr
         want = voxa.richardson_lucy(g, np.load(psf), 5, **kw)
-        assert np.array_equal(np.load(out), want)
+        # this process may hold FFTW wisdom measured by earlier tests, which
+        # steers its estimated plans too: equal to float32 round-off
+        assert rel_err(np.load(out), want) < 1e-5
     r = cli("deconvolve", img, "--psf", psf, "-o", out, "--boundary", "wrap")
     assert r.returncode == 2 and "voxa: deconvolve: --boundary" in r.stderr
     r = cli("deconvolve", img, "--psf", psf, "-o", out, "--iterations", "0")

@@ -1,6 +1,7 @@
 """Wrap-free RL on the staged 3-D transform (src/ops/deconv/deconv_staged.c:
-per-plane 2-D FFTs fused with the element-wise passes, z-FFTs on tiles of
-columns with H's column made per tile from the PSF's x-y transform).
+per-plane 2-D FFTs fused with the element-wise passes, then along z a
+direct convolution with the PSF's x-y transform, or z-FFTs on tiles of
+columns for long PSFs; test_deconv_zconv.py forces each).
 
 VOXA_RL_STAGED=1 forces the staged path (also on 1-D/2-D boxes, where the
 z-FFT has length 1), =0 the 3-D FFTW plans; unset, free mode is staged when

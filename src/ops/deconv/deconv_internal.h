@@ -44,6 +44,8 @@ struct voxa_rl_plan {
     int staged;
     fftwf_plan pfwd, pinv;      /* 2-D r2c/c2r of one z-plane, 1 thread */
     fftwf_plan cfwd, cinv;      /* z-FFTs of a tile (L0 x VOXA_RL_TILE complex) */
+    int zdirect;                /* z stage as a direct convolution
+                                 * (deconv_zconv.c; no cfwd/cinv) */
     fftwf_complex *hxy;         /* m0 planes of ncp: the PSF's x-y transform / nbox */
     int64_t ncp;                /* complex coefficients per plane: L1 (L2/2+1) */
     int64_t c0;                 /* the PSF's centre along z (its plane goes to
@@ -55,17 +57,32 @@ struct voxa_rl_plan {
  * lines per z row). */
 #define VOXA_RL_TILE 16
 
+/* The direct z stage wins while n0 m0 <= this x L0 ceil(log2 L0) (measured,
+ * deconv_zconv.c). */
+#define VOXA_RL_ZCONV_RATIO 6
+
 /* Staged path (deconv_staged.c). _plans: the plane and tile plans with
  * FFTW flags fl (called under the FFTW lock; 0 when FFTW failed);
  * _psf: hxy from p->psf (after planning); _cols: one column stage on the
  * whole box: gather planes [glo, ghi) of every tile (others taken as 0),
  * z-FFT, multiply by H's column (conj if conj), inverse z-FFT, scatter
- * planes [slo, shi) back; scr holds voxa_get_threads() tiles of
- * 2 L0 VOXA_RL_TILE complex, from fftwf_malloc. */
+ * planes [slo, shi) back (or voxa__rl_zconv: the same, directly); scr
+ * holds voxa_get_threads() x voxa__rl_staged_scratch(p) floats, from
+ * fftwf_malloc. */
 int voxa__rl_staged_plans(voxa_rl_plan *p, unsigned fl);
 voxa_status voxa__rl_staged_psf(voxa_rl_plan *p);
-voxa_status voxa__rl_staged_cols(const voxa_rl_plan *p, fftwf_complex *scr, int conj,
+int64_t voxa__rl_staged_scratch(const voxa_rl_plan *p);
+voxa_status voxa__rl_staged_cols(const voxa_rl_plan *p, float *scr, int conj,
                                  int64_t glo, int64_t ghi, int64_t slo, int64_t shi);
+
+/* The z stage as a direct convolution (deconv_zconv.c), same arguments
+ * and result as voxa__rl_staged_cols (adjoint == conj) to float rounding;
+ * _direct: whether it is the cheaper one for this plan (VOXA_RL_ZCONV=fft /
+ * direct forces either). */
+int voxa__rl_zconv_direct(const voxa_rl_plan *p);
+voxa_status voxa__rl_zconv(const voxa_rl_plan *p, float *scr, int adjoint, int64_t glo,
+                           int64_t ghi, int64_t slo, int64_t shi);
+int64_t voxa__rl_zconv_scratch(const voxa_rl_plan *p); /* floats per thread */
 
 /* The full 3-D PSF transform(s) hf (and hb) for a staged plan, made once on
  * demand (the GPU path uploads them); no-op when the plan has them. */

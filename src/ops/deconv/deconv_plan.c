@@ -347,6 +347,8 @@ voxa_status voxa_rl_plan_new(voxa_rl_plan **out, int ndim, const int64_t *shape,
     else if (boundary == VOXA_RL_FREE || boundary == VOXA_RL_PERIODIC)
         p->staged = (senv && !strcmp(senv, "1")) || (boundary == VOXA_RL_FREE ? p->L[0] > 1 : big);
 
+    p->zdirect = p->staged && voxa__rl_zconv_direct(p);
+
     size_t nreal = (size_t)(p->rows * p->px);
     p->buf = fftwf_malloc(nreal * sizeof(float));
     if (!p->staged) p->hf = fftwf_malloc((size_t)p->nc * sizeof(fftwf_complex));

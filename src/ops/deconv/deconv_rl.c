@@ -401,7 +401,7 @@ static voxa_status planes(run *R, int64_t zlo, int64_t zhi, int c2r, voxa__range
  * the estimate's plane transforms unless `load` (first iteration) or
  * acceleration (extrapolate first). The last plane pass transforms the new
  * estimate for the next iteration unless `last` or accelerating. */
-static voxa_status staged_iteration(run *R, fftwf_complex *scr, int load, int extrapolate,
+static voxa_status staged_iteration(run *R, float *scr, int load, int extrapolate,
                                     int last, int accelerate) {
     const voxa_rl_plan *p = R->p;
     int64_t L0 = p->L[0], w0 = p->off[0], w1 = p->off[0] + p->n[0];
@@ -499,7 +499,7 @@ voxa_status voxa_rl_plan_execute(voxa_rl_plan *p, const voxa_array *in, voxa_arr
     voxa_status st = VOXA_OK;
     voxa_rl_options defaults;
     float *gbuf = NULL, *fbuf = NULL, *shell = NULL, *acc = NULL;
-    fftwf_complex *scr = NULL;
+    float *scr = NULL;
     double *dots = NULL;
     VOXA_FAIL_IF(!p, VOXA_EINVAL, "deconvolution: NULL plan");
     if (!opt) {
@@ -560,8 +560,8 @@ voxa_status voxa_rl_plan_execute(voxa_rl_plan *p, const voxa_array *in, voxa_arr
     if (st == VOXA_OK && !p->staged) st = voxa__parallel_for(p->rows, rgrain, pass_load, &R);
     if (st != VOXA_OK) goto done;
     if (p->staged) {
-        size_t nscr = (size_t)voxa_get_threads() * 2 * (size_t)(p->L[0] * VOXA_RL_TILE);
-        scr = fftwf_malloc(nscr * sizeof(fftwf_complex));
+        size_t nscr = (size_t)voxa_get_threads() * (size_t)voxa__rl_staged_scratch(p);
+        scr = fftwf_malloc(nscr * sizeof(float));
         VOXA_GOTO_IF(!scr, VOXA_ENOMEM, "deconvolution: cannot allocate the z-FFT scratch");
     }
     st = voxa__progress(&opt->progress, 0, opt->iterations);

@@ -8,8 +8,9 @@
  *   - per z-plane, a 2-D r2c / c2r FFTW plan (1 thread, planes run in
  *     parallel), fused by deconv_rl.c with the element-wise pass of that
  *     plane while it is in cache (c2r -> ratio -> r2c; c2r -> update -> r2c);
- *   - along z, on tiles of VOXA_RL_TILE adjacent columns of the planes'
- *     coefficients gathered into per-thread scratch (L0 x TILE complex):
+ *   - along z, a convolution per column: directly for short PSFs
+ *     (deconv_zconv.c), else on tiles of VOXA_RL_TILE adjacent columns of
+ *     the planes' coefficients gathered into per-thread scratch (L0 x TILE):
  *     z-FFT, multiply by H's column, inverse z-FFT, scatter back (this file);
  *     each column is contiguous in the tile (with a z-major tile, FFTW's
  *     strided batch spent ~20 % of the run in buffer copies and per-call
@@ -41,6 +42,7 @@ int voxa__rl_staged_plans(voxa_rl_plan *p, unsigned fl) {
     fftwf_plan_with_nthreads(1);
     p->pfwd = fftwf_plan_dft_r2c(2, d2, p->buf, (fftwf_complex *)p->buf, pf);
     p->pinv = fftwf_plan_dft_c2r(2, d2, (fftwf_complex *)p->buf, p->buf, pf);
+    if (p->zdirect) return p->pfwd && p->pinv; /* no z-FFTs (deconv_zconv.c) */
     fftwf_complex *s = fftwf_malloc((size_t)(n0 * VOXA_RL_TILE) * sizeof(fftwf_complex));
     if (s) {
         p->cfwd = fftwf_plan_many_dft(1, &n0, VOXA_RL_TILE, s, NULL, 1, n0, s, NULL, 1, n0,
@@ -81,7 +83,7 @@ voxa_status voxa__rl_staged_psf(voxa_rl_plan *p) {
 
 typedef struct cols_ctx {
     const voxa_rl_plan *p;
-    fftwf_complex *scr;
+    float *scr;
     int conj;
     int64_t glo, ghi, slo, shi;
 } cols_ctx;
@@ -90,7 +92,8 @@ static voxa_status cols_tiles(int64_t lo, int64_t hi, int tid, void *ctx) {
     const cols_ctx *C = ctx;
     const voxa_rl_plan *p = C->p;
     const int64_t T = VOXA_RL_TILE, L0 = p->L[0], ncp = p->ncp;
-    fftwf_complex *s = C->scr + (int64_t)tid * 2 * L0 * T, *hs = s + L0 * T;
+    fftwf_complex *s = (fftwf_complex *)(C->scr + (int64_t)tid * voxa__rl_staged_scratch(p));
+    fftwf_complex *hs = s + L0 * T;
     const fftwf_complex *buf = (const fftwf_complex *)p->buf;
     fftwf_complex *bufw = (fftwf_complex *)p->buf;
     for (int64_t t = lo; t < hi; t++) {
@@ -138,8 +141,13 @@ static voxa_status cols_tiles(int64_t lo, int64_t hi, int tid, void *ctx) {
     return VOXA_OK;
 }
 
-voxa_status voxa__rl_staged_cols(const voxa_rl_plan *p, fftwf_complex *scr, int conj,
+int64_t voxa__rl_staged_scratch(const voxa_rl_plan *p) {
+    return p->zdirect ? voxa__rl_zconv_scratch(p) : 4 * p->L[0] * VOXA_RL_TILE;
+}
+
+voxa_status voxa__rl_staged_cols(const voxa_rl_plan *p, float *scr, int conj,
                                  int64_t glo, int64_t ghi, int64_t slo, int64_t shi) {
+    if (p->zdirect) return voxa__rl_zconv(p, scr, conj, glo, ghi, slo, shi);
     cols_ctx C = {p, scr, conj, glo, ghi, slo, shi};
     int64_t tiles = (p->ncp + VOXA_RL_TILE - 1) / VOXA_RL_TILE;
     return voxa__parallel_for(tiles, 8, cols_tiles, &C);

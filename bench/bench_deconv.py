@@ -40,6 +40,11 @@ FFTW plans in the current build: python bench/bench_deconv.py --staged
 with VOXA_RL_STAGED=1) and free (staged, and 3-D plans with
 VOXA_RL_STAGED=0), interleaved, per-round ratios to periodic's 3-D plans.
 
+The staged path's z stage, z-FFTs against the direct convolution, in the
+current build: python bench/bench_deconv.py --zconv [--rounds=N]
+[--threads=T] [--planning=estimate|auto] [--quick], each timing in a fresh
+process, planning 'estimate' (the default) and 'auto' unless one is named.
+
 Usage: python bench/bench_deconv.py [--quick]   (--quick: small shapes)
 """
 import os
@@ -284,10 +289,10 @@ def rounds_threads(rounds):
     return rounds, threads
 
 
-def iter_one(path, boundary, threads, quick):
+def iter_one(path, boundary, threads, quick, planning="auto"):
     """Seconds per iteration (median of iterations 2-4) in this fresh process,
-    with the build at `path` ("-": this one), its default planning, no
-    wisdom cache (printed on stdout)."""
+    with the build at `path` ("-": this one, with `planning`; an old build:
+    its default), no wisdom cache (printed on stdout)."""
     from common import load_other_ext
     mod = voxa._voxa if path == "-" else load_other_ext(path)
     mod.set_threads(int(threads))
@@ -296,9 +301,8 @@ def iter_one(path, boundary, threads, quick):
     h = voxa.gaussian_psf((32, 32, 32), (3, 2, 2))
     stamps = []
     out = np.empty(shape, np.float32)
-    # the new build with planning='auto' (measured plane plans); the old one
-    # predates that option
-    extra = {"measure_planes": True} if path == "-" else {}
+    # the old build predates the planning option
+    extra = {"measure_planes": planning == "auto"} if path == "-" else {}
     mod.run_op("deconvolve", g, out, psf=h, boundary=boundary, iterations=5,
                progress=lambda d, t: stamps.append(time.perf_counter()), **extra)
     print(statistics.median(np.diff(stamps)[1:4]))
@@ -346,6 +350,49 @@ def before_after(old_path):
     print(f"\nper round, median (min-max): free/periodic before {rs('before free', 'before periodic')}, "
           f"after {rs('after free', 'after periodic')}; after/before free "
           f"{rs('after free', 'before free')}, periodic {rs('after periodic', 'before periodic')}\n")
+
+
+def zconv_table():
+    """The staged path's z stage, z-FFTs (VOXA_RL_ZCONV=fft) vs direct (the
+    default for this PSF), in this build, each timing in a fresh process
+    (no wisdom carried between them), both planning modes; rounds
+    interleaved, the order reversed every other round."""
+    import subprocess
+    from common import loadavg, ratio_stats
+    rounds, threads = rounds_threads(5 if QUICK else 11)
+    shape = (32, 128, 128) if QUICK else (128, 512, 512)
+
+    def child(boundary, zconv, planning):
+        env = dict(os.environ, VOXA_FFTW_WISDOM="off", VOXA_RL_ZCONV=zconv)
+        r = subprocess.run([sys.executable, os.path.abspath(__file__), "--iter-one", "-",
+                            boundary, str(threads), str(int(QUICK)), planning],
+                           capture_output=True, text=True, check=True, env=env)
+        return float(r.stdout.split()[-1])
+
+    plannings = [a.split("=", 1)[1] for a in sys.argv if a.startswith("--planning=")]
+    for planning in plannings or ("estimate", "auto"):
+        names = [(f"{b}, z {z}", b, z) for z in ("fft", "direct") for b in ("periodic", "free")]
+        box = {n: [] for n, _, _ in names}
+        load0 = loadavg()
+        for r in range(rounds):
+            for n, b, z in (names if r % 2 == 0 else names[::-1]):
+                box[n].append(child(b, z, planning))
+        load1 = loadavg()
+        print(f"### z stage: z-FFTs vs direct, RL {shape} float32, PSF (32,32,32), planning="
+              f"'{planning}', {threads} thread(s), {rounds} interleaved rounds, fresh process "
+              f"per timing (load {load0} / {load1})\n")
+        print("| method | s/iteration median | min-max |\n|---|---|---|")
+        for n, ts in box.items():
+            print(f"| {n} | {statistics.median(ts):.3f} | {min(ts):.3f}-{max(ts):.3f} |")
+
+        def rs(a, b):
+            m, lo, hi = ratio_stats(box[a], box[b])
+            return f"{m:.2f}x ({lo:.2f}-{hi:.2f})"
+        print(f"\nper round, median (min-max): direct/fft periodic "
+              f"{rs('periodic, z direct', 'periodic, z fft')}, free "
+              f"{rs('free, z direct', 'free, z fft')}; free/periodic with z-FFTs "
+              f"{rs('free, z fft', 'periodic, z fft')}, direct "
+              f"{rs('free, z direct', 'periodic, z direct')}\n")
 
 
 def staged_table():
@@ -405,7 +452,10 @@ def peak_one(path, boundary, acc, threads, quick):
 
 def main():
     if "--iter-one" in sys.argv:
-        iter_one(*sys.argv[sys.argv.index("--iter-one") + 1:][:4])
+        iter_one(*sys.argv[sys.argv.index("--iter-one") + 1:][:5])
+        return
+    if "--zconv" in sys.argv:
+        zconv_table()
         return
     if "--peak-one" in sys.argv:
         peak_one(*sys.argv[sys.argv.index("--peak-one") + 1:][:5])

@@ -290,7 +290,8 @@ def bench_rl():
            f"flag for whole-box plans) and with FFTW_MEASURE, and of free mode's FFT box {box} "
            f"with FFTW_MEASURE (planning time left out), voxa's thread count; pyFFTW ships its "
            f"own FFTW build, voxa links Debian's libfftw3. voxa runs planning='auto' "
-           f"( the staged path's plane and z-tile plans measured once per size in this "
+           f"(the staged path's plane plans, and z-tile plans where its z stage uses FFTs, "
+           f"measured once per size in this "
            f"process, wisdom cache off). scipy.fft route: workers={ALL} (all cores) in every "
            f"round. Ratios are per round.", ""]
     for t in (1, 2):

@@ -60,7 +60,7 @@ typedef struct voxa_rl_plan voxa_rl_plan;
 #define VOXA_RL_MEASURE 1        /**< let FFTW time candidate algorithms for every
                                       transform (seconds to plan a 3-D box) */
 #define VOXA_RL_MEASURE_PLANES 2 /**< measure only the staged path's small
-                                      per-plane and z-tile plans (about a second
+                                      per-plane (and z-tile) plans (about a second
                                       the first time, then wisdom; up to 3x
                                       faster transforms there) and estimate the
                                       rest. Default (no flag): FFTW_ESTIMATE

@@ -62,8 +62,8 @@ def richardson_lucy(image, psf, num_iter=20, boundary="free", clip=False,
         raising) cancels. Ctrl-C also cancels.
     planning : 'estimate' (default), 'auto' or 'measure': how FFTW picks its
         algorithms. 'estimate' plans instantly, the same plans in every
-        process; 'auto' measures the small per-plane and z-tile plans of
-        3-D free/periodic runs (about a second the first time a size is
+        process; 'auto' measures the small per-plane plans (and z-tile
+        plans where the z stage uses FFTs) of 3-D free/periodic runs (about a second the first time a size is
         seen, then wisdom; up to 3x faster transforms there, 1.1-1.3x faster
         iterations) and estimates the rest; 'measure' times every transform
         (seconds to minutes for a 3-D box). Measured wisdom also steers later

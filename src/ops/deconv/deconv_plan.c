@@ -34,9 +34,9 @@
  * work buffer ~|box| floats + H ~|box| floats (+1 for a second H in zero mode
  * with an even PSF extent) + (m0+L0-n0)(m1+L1-n1)L2 floats of weights in
  * free mode. Free mode on a box of several planes, and periodic mode on a
- * big one, are staged (deconv_staged.c): per-plane and z-tile plans
- * (measured by default), and only the PSF's x-y transform (m0/L0 of H)
- * instead of H. */
+ * big one, are staged (deconv_staged.c): per-plane plans, z-tile plans
+ * unless the z stage is direct (deconv_zconv.c), and only the PSF's x-y
+ * transform (m0/L0 of H) instead of H. */
 #include "deconv_internal.h"
 
 #include <errno.h>
@@ -359,7 +359,7 @@ voxa_status voxa_rl_plan_new(voxa_rl_plan **out, int ndim, const int64_t *shape,
      * scribbles on the buffer, which holds nothing yet. */
     int dims[3];
     for (int d = 0; d < ndim; d++) dims[d] = (int)p->L[3 - ndim + d];
-    /* The staged path's plans are small (one plane, one z-tile): MEASURE_PLANES
+    /* The staged path's plans are small (one plane, one z-tile if any): MEASURE_PLANES
      * measures them (about a second, then wisdom), where ESTIMATE picks plans
      * 3-4x slower (a 512^2 plane, a batch of 160-point columns). Not the
      * default: measured wisdom also steers later ESTIMATE plans of the same

@@ -11,9 +11,10 @@
  * but they vectorise across columns straight from the plane-major buffer:
  * no H column to make, no strided FFT, and only the planes that are
  * non-zero in (the ratio's window) or needed out (the window after the
- * forward convolution) are touched. Measured on (160, 560, 560) with a 32^3
- * PSF (BENCHMARKS.md, issue 14, session 5): far cheaper than the FFT stage
- * for PSFs of a few tens of planes; voxa__rl_zconv_direct decides.
+ * forward convolution) are touched. With a 32^3 PSF on (128, 512, 512) the
+ * iteration ran 8-18 % faster in free and periodic mode (BENCHMARKS.md,
+ * issue 14, session 5); for long PSFs the z-FFTs win, and
+ * voxa__rl_zconv_direct decides.
  *
  * A block of ZB columns is copied out of the buffer's planes into scratch
  * (circularly extended, zero planes left 0 and skipped), then each output

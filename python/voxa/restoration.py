@@ -63,9 +63,10 @@ def richardson_lucy(image, psf, num_iter=20, boundary="free", clip=False,
     planning : 'estimate' (default), 'auto' or 'measure': how FFTW picks its
         algorithms. 'estimate' plans instantly, the same plans in every
         process; 'auto' measures the small per-plane plans (and z-tile
-        plans where the z stage uses FFTs) of 3-D free/periodic runs (about a second the first time a size is
-        seen, then wisdom; up to 3x faster transforms there, 1.1-1.3x faster
-        iterations) and estimates the rest; 'measure' times every transform
+        plans where the z stage uses FFTs) of 3-D free/periodic runs (about
+        a second the first time a size is seen, then wisdom; up to 3x
+        faster transforms there, 1.2-1.6x faster iterations) and estimates
+        the rest; 'measure' times every transform
         (seconds to minutes for a 3-D box). Measured wisdom also steers later
         estimated plans of related sizes in the process, so with 'auto' or
         'measure' results can differ at float32 round-off with what ran

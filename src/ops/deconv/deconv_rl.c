@@ -562,7 +562,7 @@ voxa_status voxa_rl_plan_execute(voxa_rl_plan *p, const voxa_array *in, voxa_arr
     if (p->staged) {
         size_t nscr = (size_t)voxa_get_threads() * (size_t)voxa__rl_staged_scratch(p);
         scr = fftwf_malloc(nscr * sizeof(float));
-        VOXA_GOTO_IF(!scr, VOXA_ENOMEM, "deconvolution: cannot allocate the z-FFT scratch");
+        VOXA_GOTO_IF(!scr, VOXA_ENOMEM, "deconvolution: cannot allocate the z-stage scratch");
     }
     st = voxa__progress(&opt->progress, 0, opt->iterations);
     if (st != VOXA_OK) goto done;

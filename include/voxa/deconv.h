@@ -65,7 +65,9 @@ typedef struct voxa_rl_plan voxa_rl_plan;
                                       faster transforms there) and estimate the
                                       rest. Default (no flag): FFTW_ESTIMATE
                                       everywhere: instant, and the same plans in
-                                      every process whatever was planned before */
+                                      every process whatever was planned before,
+                                      unless measured wisdom was loaded (the
+                                      per-user cache, a wisdom file) */
 
 /** Create a plan for images of `shape` (ndim 1..3), a PSF (any real dtype,
  *  any strides; copied, not kept), a boundary mode and flags. Uses

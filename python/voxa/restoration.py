@@ -62,7 +62,7 @@ def richardson_lucy(image, psf, num_iter=20, boundary="free", clip=False,
         raising) cancels. Ctrl-C also cancels.
     planning : 'estimate' (default), 'auto' or 'measure': how FFTW picks its
         algorithms. 'estimate' plans instantly, the same plans in every
-        process; 'auto' measures the small per-plane plans (and z-tile
+        process unless measured wisdom was cached or loaded; 'auto' measures the small per-plane plans (and z-tile
         plans where the z stage uses FFTs) of 3-D free/periodic runs (about
         a second the first time a size is seen, then wisdom; up to 3x
         faster transforms there, 1.2-1.6x faster iterations) and estimates

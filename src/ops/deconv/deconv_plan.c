@@ -361,7 +361,7 @@ voxa_status voxa_rl_plan_new(voxa_rl_plan **out, int ndim, const int64_t *shape,
     for (int d = 0; d < ndim; d++) dims[d] = (int)p->L[3 - ndim + d];
     /* The staged path's plans are small (one plane, one z-tile if any): MEASURE_PLANES
      * measures them (about a second, then wisdom), where ESTIMATE picks plans
-     * 3-4x slower (a 512^2 plane, a batch of 160-point columns). Not the
+     * up to ~3x slower (a 512^2 plane, a batch of 160-point columns). Not the
      * default: measured wisdom also steers later ESTIMATE plans of the same
      * or related sizes in the process, so results (to float32 round-off)
      * would depend on what was planned before. */

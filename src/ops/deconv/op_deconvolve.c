@@ -39,7 +39,8 @@ static const voxa_param params[NPARAMS] = {
     [MEASURE_PLANES] = {"measure_planes", VOXA_PARAM_FLAG, NULL,
                         "measure only the small per-plane FFT plans of 3-D wrap-free/periodic "
                         "runs (about a second once per size, most of --measure's speed); "
-                        "default: instant plans, the same in every process",
+                        "default: instant plans, the same in every process unless measured wisdom "
+                        "is cached",
                         NULL, 1, 0, 0, NULL, NULL},
     [WISDOM] = {"wisdom", VOXA_PARAM_STRING, NULL,
                 "reuse the measured plans saved in FILE (if it exists) and save them "

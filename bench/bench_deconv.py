@@ -451,21 +451,14 @@ def peak_one(path, boundary, acc, threads, quick):
 
 
 def main():
-    if "--iter-one" in sys.argv:
-        iter_one(*sys.argv[sys.argv.index("--iter-one") + 1:][:5])
-        return
-    if "--zconv" in sys.argv:
-        zconv_table()
-        return
-    if "--peak-one" in sys.argv:
-        peak_one(*sys.argv[sys.argv.index("--peak-one") + 1:][:5])
-        return
-    if "--staged" in sys.argv:
-        staged_table()
-        return
-    if "--before" in sys.argv:
-        before_after(sys.argv[sys.argv.index("--before") + 1])
-        return
+    # modes: (function, how many arguments follow the flag)
+    modes = {"--iter-one": (iter_one, 5), "--peak-one": (peak_one, 5), "--zconv": (zconv_table, 0),
+             "--staged": (staged_table, 0), "--before": (before_after, 1)}
+    for flag, (fn, nargs) in modes.items():
+        if flag in sys.argv:
+            at = sys.argv.index(flag) + 1
+            fn(*sys.argv[at:at + nargs])
+            return
     print(f"## W2 Richardson-Lucy\n\nmachine: {machine()}\n")
     if "--accel" in sys.argv:
         print(accel_table())

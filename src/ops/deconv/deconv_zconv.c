@@ -19,9 +19,10 @@
  * A block of ZB columns is copied out of the buffer's planes into scratch
  * (circularly extended, zero planes left 0 and skipped), then each output
  * plane is summed over its taps in a fixed order and written back: every
- * output depends on the same data in the same order for any thread count. Kernels: AVX-512F, AVX2+FMA and plain C
- * (VOXA_RL_ZKERNEL=c / avx2 force the lower sets, for tests); the sets differ
- * by float rounding only (FMA contraction). */
+ * output depends on the same data in the same order for any thread count.
+ * Kernels: AVX-512F, AVX2+FMA and plain C (VOXA_RL_ZKERNEL=c / avx2 force
+ * the lower sets, for tests); the sets differ by float rounding only (FMA
+ * contraction). */
 #include "deconv_internal.h"
 
 #include <stdlib.h>
@@ -37,6 +38,15 @@ typedef struct zgeom {
     int64_t glo, ghi, slo, shi; /* planes non-zero in, planes wanted out */
     int adjoint;
 } zgeom;
+
+/* One output row of cnt columns from the two sums (see zconv_c):
+ * (a1.re - a2.im, a1.im + a2.re), interleaved like the buffer. */
+static inline void zc_store(float *d, const float *a1, const float *a2, int64_t cnt) {
+    for (int64_t v = 0; v < cnt; v++) {
+        d[2 * v] = a1[2 * v] - a2[2 * v + 1];
+        d[2 * v + 1] = a1[2 * v + 1] + a2[2 * v];
+    }
+}
 
 /* Outputs of one block: out[z] = sum_k t[k] ext[z - slo + k] for z in
  * [slo, shi). ext (E = shi - slo + m0 - 1 rows, + 3 zero rows) holds ZB
@@ -71,13 +81,8 @@ static void zconv_c(const zgeom *g, const float *restrict ext, const float *rest
                 }
             }
         }
-        for (int q = 0; q < q1; q++) {
-            float *d = dst + (g->slo + z + q) * 2 * g->ncp;
-            for (int64_t v = 0; v < cnt; v++) {
-                d[2 * v] = a1[q][2 * v] - a2[q][2 * v + 1];
-                d[2 * v + 1] = a1[q][2 * v + 1] + a2[q][2 * v];
-            }
-        }
+        for (int q = 0; q < q1; q++)
+            zc_store(dst + (g->slo + z + q) * 2 * g->ncp, a1[q], a2[q], cnt);
     }
 }
 
@@ -93,11 +98,7 @@ typedef void (*zconv_fn)(const zgeom *, const float *, const float *, const floa
         float o1[2 * ZB], o2[2 * ZB];                                          \
         STORE(o1, a1, q);                                                      \
         STORE(o2, a2, q);                                                      \
-        float *d = dst + (g->slo + z + (q)) * 2 * g->ncp;                      \
-        for (int64_t v = 0; v < cnt; v++) {                                    \
-            d[2 * v] = o1[2 * v] - o2[2 * v + 1];                              \
-            d[2 * v + 1] = o1[2 * v + 1] + o2[2 * v];                          \
-        }                                                                      \
+        zc_store(dst + (g->slo + z + (q)) * 2 * g->ncp, o1, o2, cnt);          \
     } while (0)
 
 __attribute__((target("avx2,fma"))) static void zconv_avx2(const zgeom *g, const float *ext,

@@ -102,7 +102,7 @@ VOXA_API int64_t voxa_rl_plan_bytes(const voxa_rl_plan *plan);
 VOXA_API voxa_status voxa_rl_plan_execute(voxa_rl_plan *plan, const voxa_array *in,
                                           voxa_array *out, const voxa_rl_options *opt);
 
-/** One-shot Richardson–Lucy: plan (FFTW_ESTIMATE), execute, free.
+/** One-shot Richardson–Lucy: plan (default flags), execute, free.
  *  Same arguments and errors as voxa_rl_plan_new + voxa_rl_plan_execute. */
 VOXA_API voxa_status voxa_deconv_rl(const voxa_array *in, const voxa_array *psf,
                                     voxa_array *out, voxa_rl_boundary boundary,

@@ -1,0 +1,415 @@
+/* Allocation-failure sweep: every error path after a failed allocation.
+ * In a -DVOXA_FAILALLOC=ON build (the ASan tier, `make test-asan`) the
+ * library's own allocations go through counting wrappers
+ * (src/core/failalloc_hook.h). Each job below runs once unarmed, counting
+ * its allocations N and keeping its result, then again with allocation
+ * k = 1..N failing (every k, or an even stride over 1..N when N is larger
+ * than VOXA_FAILALLOC_RUNS, default 120; 0 = every k). Each armed run must
+ *   - fail with VOXA_ENOMEM and a message, or succeed with the unarmed
+ *     result (a fallback that needs no memory); never OK with another result;
+ *   - leave no temporary file, and no output file at the final path unless
+ *     it equals the unarmed one;
+ * and LeakSanitizer checks every error path for leaks at exit. Jobs: every
+ * op of the registry (2-D and 3-D, 1 and 2 threads; a new op without a case
+ * here fails the test), the same ops streamed by blocks, npy/TIFF/Zarr/CSV
+ * read and write, streamed runs between .npy and .zarr files, a pipeline,
+ * measure and its CSV, RL plans (the staged free path too), previews.
+ * FFTW's own allocations (planner) are not counted: FFTW aborts on them.
+ * Without the option the test only says it was skipped. */
+#define _XOPEN_SOURCE 700 /* nftw */
+#include "vtest.h"
+#include "failalloc.h"
+
+#include <ftw.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char dir[256];
+
+/* ---- the armed part of a job ---------------------------------------------- */
+
+static int64_t fa_k;    /* allocation to fail, counted over the job's armed calls; 0: none */
+static int64_t fa_used; /* allocations counted in this job so far */
+static int fa_hit;      /* the failure happened */
+static voxa_status armed_st;
+
+static void armed_begin(void) {
+    voxa__failalloc_arm(fa_k > 0 && !fa_hit ? fa_k - fa_used : 0);
+}
+static void armed_end(void) {
+    fa_used += voxa__failalloc_count();
+    fa_hit |= voxa__failalloc_fired();
+    voxa__failalloc_arm(0);
+}
+/* Run a library call under the armed allocator; evaluates to its status. */
+#define ARMED(expr) (armed_begin(), armed_st = (expr), armed_end(), armed_st)
+/* In a job: run armed, and on failure leave through the job's `done:`. */
+#define TRY(expr)                                                              \
+    do {                                                                       \
+        if ((st = ARMED(expr)) != VOXA_OK) goto done;                          \
+    } while (0)
+
+/* ---- results ------------------------------------------------------------------ */
+
+typedef struct result {
+    unsigned char *p;
+    size_t n;
+} result;
+
+static void res_add(result *r, const void *p, size_t n) {
+    unsigned char *q = realloc(r->p, r->n + n + 1);
+    if (!q) abort();
+    memcpy(q + r->n, p, n);
+    r->p = q;
+    r->n += n;
+}
+static void res_array(result *r, const voxa_array *a) {
+    int64_t n = voxa_array_size(a);
+    res_add(r, &a->dtype, sizeof a->dtype);
+    res_add(r, a->shape, sizeof(int64_t) * (size_t)a->ndim);
+    if (voxa_array_is_c_contiguous(a)) {
+        res_add(r, a->data, (size_t)n * voxa_dtype_size(a->dtype));
+        return;
+    }
+    int64_t idx[VOXA_MAXDIM] = {0};
+    for (int64_t i = 0; i < n; i++) { /* any strides */
+        double v = voxa_array_get(a, idx);
+        res_add(r, &v, sizeof v);
+        for (int d = a->ndim - 1; d >= 0 && ++idx[d] == a->shape[d]; d--) idx[d] = 0;
+    }
+}
+/* The content of a file (read unarmed): an array, or else its bytes. */
+static void res_file(result *r, const char *path) {
+    voxa_array a = {0};
+    if (strstr(path, ".csv") || strstr(path, ".png") || strstr(path, ".json")) {
+        FILE *f = fopen(path, "rb");
+        if (!f) return res_add(r, "missing", 7);
+        char buf[4096];
+        size_t n;
+        while ((n = fread(buf, 1, sizeof buf, f)) > 0) res_add(r, buf, n);
+        fclose(f);
+    } else if (voxa_read(path, &a) == VOXA_OK) {
+        res_array(r, &a);
+        voxa_array_free(&a);
+    } else {
+        res_add(r, "unreadable", 10);
+    }
+}
+
+static char *path_in(const char *name) {
+    static char buf[4][512];
+    static int i;
+    char *p = buf[i++ % 4];
+    snprintf(p, 512, "%s/%s", dir, name);
+    return p;
+}
+
+static int rm_one(const char *p, const struct stat *s, int flag, struct FTW *f) {
+    (void)s, (void)flag, (void)f;
+    return remove(p);
+}
+static void rm_rf(const char *p) { nftw(p, rm_one, 16, FTW_DEPTH | FTW_PHYS); }
+
+static int ntemps;
+static int count_temp(const char *p, const struct stat *s, int flag, struct FTW *f) {
+    (void)s, (void)flag;
+    if (strstr(p + f->base, ".tmp-") || strstr(p + f->base, "voxa-tmp")) {
+        fprintf(stderr, "  temporary left: %s\n", p);
+        ntemps++;
+        remove(p);
+    }
+    return 0;
+}
+
+/* ---- the sweep -------------------------------------------------------------------- */
+
+typedef voxa_status (*job_fn)(const void *param, result *r);
+
+static int64_t max_runs = 120;
+static int64_t total_runs, total_fallbacks;
+
+/* `out`: a file the job writes (removed before each run), or NULL. */
+static void sweep(const char *what, job_fn job, const void *param, const char *out) {
+    result ref = {0};
+    fa_k = fa_used = 0;
+    fa_hit = 0;
+    if (out) rm_rf(out);
+    voxa_status st = job(param, &ref);
+    if (st != VOXA_OK) {
+        fprintf(stderr, "  %s: unarmed run failed: %s\n", what, voxa_last_error());
+        CHECK(0);
+        free(ref.p);
+        return;
+    }
+    result reff = {0};
+    if (out) res_file(&reff, out);
+    int64_t n = fa_used, stride = max_runs > 0 && n > max_runs ? (n + max_runs - 1) / max_runs : 1;
+    int64_t runs = 0, fallbacks = 0, bad = 0;
+    for (int64_t k = 1; k <= n; k += stride) {
+        result got = {0};
+        fa_k = k;
+        fa_used = 0;
+        fa_hit = 0;
+        if (out) rm_rf(out);
+        voxa_clear_error();
+        st = job(param, &got);
+        runs++;
+        ntemps = 0;
+        nftw(dir, count_temp, 16, FTW_PHYS);
+        int ok = ntemps == 0;
+        if (st != VOXA_OK) {
+            ok &= st == VOXA_ENOMEM && voxa_last_error()[0] && fa_hit;
+            if (out && access(out, F_OK) == 0) { /* only the complete, right file */
+                result f = {0};
+                res_file(&f, out);
+                ok &= f.n == reff.n && !memcmp(f.p, reff.p, f.n);
+                free(f.p);
+            }
+        } else {
+            result f = {0};
+            if (out) res_file(&f, out);
+            ok &= got.n == ref.n && !memcmp(got.p, ref.p, ref.n) && f.n == reff.n &&
+                  (!f.n || !memcmp(f.p, reff.p, f.n));
+            free(f.p);
+            fallbacks += fa_hit;
+        }
+        if (!ok) {
+            if (bad++ < 3)
+                fprintf(stderr, "  %s: allocation %lld of %lld failed: %s%s (%s)\n", what,
+                        (long long)k, (long long)n, voxa_status_name(st),
+                        st == VOXA_OK ? " with another result" : "", voxa_last_error());
+        }
+        CHECK(ok);
+        free(got.p);
+    }
+    if (getenv("VOXA_FAILALLOC_VERBOSE"))
+        fprintf(stderr, "  %-44s %5lld allocations, %4lld runs, %lld fallbacks\n", what,
+                (long long)n, (long long)runs, (long long)fallbacks);
+    total_runs += runs;
+    total_fallbacks += fallbacks;
+    free(ref.p);
+    free(reff.p);
+}
+
+/* ---- inputs ----------------------------------------------------------------------- */
+
+static void fill(voxa_array *a, int permille, unsigned long long seed) {
+    int64_t n = voxa_array_size(a);
+    for (int64_t i = 0; i < n; i++) {
+        unsigned v = (unsigned)(vtest_rand(&seed) % 1000);
+        switch (a->dtype) {
+        case VOXA_F32: ((float *)a->data)[i] = (float)v / 100.0f + 0.5f; break;
+        case VOXA_U16: ((uint16_t *)a->data)[i] = (uint16_t)v; break;
+        default: ((uint8_t *)a->data)[i] = v < (unsigned)permille; break;
+        }
+    }
+}
+
+static void make(voxa_array *a, voxa_dtype t, int ndim, int permille, unsigned long long seed) {
+    static const int64_t s3[3] = {6, 9, 11}, s2[2] = {13, 15};
+    CHECK_OK(voxa_array_new(a, t, ndim, ndim == 3 ? s3 : s2));
+    fill(a, permille, seed);
+}
+
+/* ---- op cases ---------------------------------------------------------------------- */
+
+enum { IN_NONE, IN_MASK, IN_GRAY, IN_FLOAT, IN_PATCHES };
+enum { ARR_NONE, ARR_POINTS, ARR_FOOTPRINT, ARR_CORNERS, ARR_PSF, ARR_STRUCTURE };
+
+typedef struct opcase {
+    const char *op;
+    int input, arr;
+    const char *kv[10]; /* name, value pairs; "shape" is filled per ndim */
+} opcase;
+
+static const opcase cases[] = {
+    {"balls", IN_NONE, ARR_POINTS, {"radius", "2.5", "owner", "1"}},
+    {"balls", IN_NONE, ARR_POINTS, {"radius", "1.5"}},
+    {"dilate", IN_MASK, ARR_NONE, {"ball", "1"}},
+    {"dilate", IN_MASK, ARR_NONE, {"ball", "4", "border_value", "1"}},
+    {"erode", IN_MASK, ARR_NONE, {"box", "3", "iterations", "2"}},
+    {"open", IN_MASK, ARR_NONE, {"diamond", "2"}},
+    {"close", IN_MASK, ARR_FOOTPRINT, {NULL}},
+    {"close", IN_MASK, ARR_NONE, {"connectivity", "2", "spacing", "2,1,1"}},
+    {"fill_holes", IN_MASK, ARR_NONE, {NULL}},
+    {"label", IN_MASK, ARR_NONE, {"connectivity", "1"}},
+    {"label", IN_MASK, ARR_STRUCTURE, {"dtype", "uint16"}},
+    {"edt", IN_MASK, ARR_NONE, {NULL}},
+    {"edt", IN_MASK, ARR_NONE, {"metric", "taxicab"}},
+    {"threshold", IN_GRAY, ARR_NONE, {"method", "otsu"}},
+    {"threshold", IN_FLOAT, ARR_NONE, {"value", "3.5"}},
+    {"roi", IN_GRAY, ARR_CORNERS, {"size", "4", "mode", "reflect"}},
+    {"paste", IN_PATCHES, ARR_CORNERS, {"op", "add", "mode", "clip"}},
+    {"deconvolve", IN_FLOAT, ARR_PSF, {"iterations", "3"}},
+    {"deconvolve", IN_FLOAT, ARR_PSF, {"iterations", "2", "boundary", "periodic", "accelerate", "1"}},
+    {"deconvolve", IN_FLOAT, ARR_PSF, {"iterations", "2", "boundary", "zero", "clip", "1"}},
+};
+
+typedef struct opjob {
+    const opcase *c;
+    int ndim;
+    int stream; /* 0: voxa_op_run; 1: voxa_stream_run on memory stores by small blocks */
+} opjob;
+
+/* Arrays a case needs (made unarmed, shared by every run of the job). */
+typedef struct opdata {
+    voxa_array in, arr;
+    double table[12];
+} opdata;
+
+static void opdata_make(const opjob *j, opdata *d) {
+    memset(d, 0, sizeof *d);
+    int nd = j->ndim;
+    switch (j->c->input) {
+    case IN_MASK: make(&d->in, VOXA_U8, nd, 450, 11); break;
+    case IN_GRAY: make(&d->in, VOXA_U16, nd, 0, 12); break;
+    case IN_FLOAT: make(&d->in, VOXA_F32, nd, 0, 13); break;
+    case IN_PATCHES: {
+        int64_t s[4] = {3, 4, 4, 4};
+        CHECK_OK(voxa_array_new(&d->in, VOXA_U16, nd + 1, s));
+        fill(&d->in, 0, 14);
+        break;
+    }
+    default: break;
+    }
+    static const double pts[12] = {1, 2, 3, 4.5, 6, 1.5, 3, 7, 9, 0, 0, 0};
+    static const double corners[12] = {0, 0, 0, 3, 5, 6, -1, 7, 8, 2, 2, 2};
+    int64_t rows = 3;
+    switch (j->c->arr) {
+    case ARR_POINTS:
+    case ARR_CORNERS:
+        for (int r = 0; r < 3; r++)
+            for (int k = 0; k < nd; k++)
+                d->table[r * nd + k] = (j->c->arr == ARR_POINTS ? pts : corners)[r * 3 + k];
+        voxa_array_view(&d->arr, d->table, VOXA_F64, 2, (const int64_t[]){rows, nd});
+        break;
+    case ARR_FOOTPRINT:
+    case ARR_STRUCTURE: {
+        int64_t s[3] = {3, 3, 3};
+        CHECK_OK(voxa_array_new(&d->arr, VOXA_U8, nd, s));
+        uint8_t *p = d->arr.data;
+        int64_t n = voxa_array_size(&d->arr);
+        for (int64_t i = 0; i < n; i++) p[i] = j->c->arr == ARR_STRUCTURE ? i != 0 : i % 3 != 1;
+        if (j->c->arr == ARR_STRUCTURE) p[n / 2] = 1; /* a symmetric structure: all but corners */
+        if (j->c->arr == ARR_STRUCTURE) p[n - 1] = 0;
+        break;
+    }
+    case ARR_PSF: {
+        int64_t s[3] = {3, 3, 3};
+        CHECK_OK(voxa_array_new(&d->arr, VOXA_F32, nd, s));
+        int64_t n = voxa_array_size(&d->arr);
+        for (int64_t i = 0; i < n; i++) ((float *)d->arr.data)[i] = i == n / 2 ? 0.5f : 0.5f / (float)(n - 1);
+        break;
+    }
+    default: break;
+    }
+}
+
+static void opdata_free(opdata *d) {
+    voxa_array_free(&d->in);
+    voxa_array_free(&d->arr);
+}
+
+static const char *arr_param(const opcase *c) {
+    switch (c->arr) {
+    case ARR_POINTS: return "points";
+    case ARR_FOOTPRINT: return "footprint";
+    case ARR_CORNERS: return "corners";
+    case ARR_PSF: return "psf";
+    case ARR_STRUCTURE: return "structure";
+    }
+    return NULL;
+}
+
+static opdata cur; /* the current job's arrays */
+
+static voxa_status op_job(const void *param, result *r) {
+    const opjob *j = param;
+    const opcase *c = j->c;
+    voxa_status st;
+    voxa_args a;
+    voxa_array out = {0};
+    voxa_store *si = NULL, *so = NULL;
+    const voxa_array *in = c->input == IN_NONE ? NULL : &cur.in;
+    int64_t count = -1;
+    int args_ok = 0;
+    memset(&a, 0, sizeof a);
+    TRY(voxa_args_init(&a, voxa_op_find(c->op)));
+    args_ok = 1;
+    for (int i = 0; c->kv[i]; i += 2) {
+        const char *v = c->kv[i + 1];
+        if (!strcmp(c->kv[i], "spacing") && j->ndim == 2) v = "2,1";
+        TRY(voxa_args_parse(&a, c->kv[i], v));
+    }
+    if (!strcmp(c->op, "balls")) TRY(voxa_args_parse(&a, "shape", j->ndim == 3 ? "6,9,11" : "13,15"));
+    if (!strcmp(c->op, "paste")) TRY(voxa_args_parse(&a, "shape", j->ndim == 3 ? "6,9,11" : "13,15"));
+    if (c->arr) TRY(voxa_args_set_array(&a, arr_param(c), &cur.arr, NULL));
+    TRY(voxa_op_check(&a, in));
+    voxa_dtype t;
+    int nd;
+    int64_t shape[VOXA_MAXDIM];
+    TRY(voxa_op_output(&a, in, &t, &nd, shape));
+    TRY(voxa_array_new(&out, t, nd, shape));
+    if (!j->stream) {
+        TRY(voxa_op_run(&a, in, &out, NULL, &count));
+    } else {
+        voxa_stream_options o;
+        memset(&o, 0, sizeof o);
+        for (int d = 0; d < nd; d++) o.block[d] = d == 0 ? 2 : 5;
+        o.workers = 2;
+        if (in) TRY(voxa_store_wrap((voxa_array *)in, &si));
+        TRY(voxa_store_wrap(&out, &so));
+        TRY(voxa_stream_run(&a, si, so, &o, &count));
+    }
+    res_array(r, &out);
+    res_add(r, &count, sizeof count);
+done:
+    voxa_store_close(si);
+    voxa_store_close(so);
+    voxa_array_free(&out);
+    if (args_ok) voxa_args_free(&a);
+    return st;
+}
+
+static void test_ops(void) {
+    int n;
+    const voxa_op *const *ops = voxa_ops(&n);
+    for (int i = 0; i < n; i++) { /* every op of the registry has a case */
+        int found = 0;
+        for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) found |= !strcmp(cases[c].op, ops[i]->name);
+        if (!found) fprintf(stderr, "  op %s: no case in test_failalloc.c\n", ops[i]->name);
+        CHECK(found);
+    }
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+        for (int nd = 2; nd <= 3; nd++)
+            for (int stream = 0; stream <= 1; stream++)
+                for (int nt = 1; nt <= 2; nt++) {
+                    if (stream && nt == 2) continue; /* the stream runs 2 workers */
+                    opjob j = {&cases[c], nd, stream};
+                    char what[128];
+                    snprintf(what, sizeof what, "%s #%zu %dD %s %dt", cases[c].op, c, nd,
+                             stream ? "stream" : "run", nt);
+                    voxa_set_threads(nt);
+                    opdata_make(&j, &cur);
+                    sweep(what, op_job, &j, NULL);
+                    opdata_free(&cur);
+                }
+    voxa_set_threads(0);
+}
+
+int main(void) {
+    if (!voxa__failalloc_on()) {
+        fprintf(stderr, "skipped: the library was built without -DVOXA_FAILALLOC=ON\n");
+        return 0;
+    }
+    const char *e = getenv("VOXA_FAILALLOC_RUNS");
+    if (e) max_runs = atoll(e);
+    snprintf(dir, sizeof dir, "/tmp/voxa-failalloc-%d", (int)getpid());
+    mkdir(dir, 0777);
+    RUN(test_ops);
+    fprintf(stderr, "%lld armed runs, %lld fallbacks\n", (long long)total_runs,
+            (long long)total_fallbacks);
+    rm_rf(dir);
+    VTEST_END();
+}

@@ -231,7 +231,8 @@ static const opcase cases[] = {
     {"erode", IN_MASK, ARR_NONE, {"box", "3", "iterations", "2"}},
     {"open", IN_MASK, ARR_NONE, {"diamond", "2"}},
     {"close", IN_MASK, ARR_FOOTPRINT, {NULL}},
-    {"close", IN_MASK, ARR_NONE, {"connectivity", "2", "spacing", "2,1,1"}},
+    {"close", IN_MASK, ARR_NONE, {"ball", "2", "spacing", "2,1,1"}},
+    {"close", IN_MASK, ARR_NONE, {"connectivity", "2"}},
     {"fill_holes", IN_MASK, ARR_NONE, {NULL}},
     {"label", IN_MASK, ARR_NONE, {"connectivity", "1"}},
     {"label", IN_MASK, ARR_STRUCTURE, {"dtype", "uint16"}},
@@ -239,7 +240,7 @@ static const opcase cases[] = {
     {"edt", IN_MASK, ARR_NONE, {"metric", "taxicab"}},
     {"threshold", IN_GRAY, ARR_NONE, {"method", "otsu"}},
     {"threshold", IN_FLOAT, ARR_NONE, {"value", "3.5"}},
-    {"roi", IN_GRAY, ARR_CORNERS, {"size", "4", "mode", "reflect"}},
+    {"roi", IN_GRAY, ARR_CORNERS, {"size", "4,4,4", "mode", "reflect"}},
     {"paste", IN_PATCHES, ARR_CORNERS, {"op", "add", "mode", "clip"}},
     {"deconvolve", IN_FLOAT, ARR_PSF, {"iterations", "3"}},
     {"deconvolve", IN_FLOAT, ARR_PSF, {"iterations", "2", "boundary", "periodic", "accelerate", "1"}},
@@ -340,11 +341,13 @@ static voxa_status op_job(const void *param, result *r) {
     for (int i = 0; c->kv[i]; i += 2) {
         const char *v = c->kv[i + 1];
         if (!strcmp(c->kv[i], "spacing") && j->ndim == 2) v = "2,1";
+        if (!strcmp(c->kv[i], "size") && j->ndim == 2) v = "4,4";
         TRY(voxa_args_parse(&a, c->kv[i], v));
     }
     if (!strcmp(c->op, "balls")) TRY(voxa_args_parse(&a, "shape", j->ndim == 3 ? "6,9,11" : "13,15"));
     if (!strcmp(c->op, "paste")) TRY(voxa_args_parse(&a, "shape", j->ndim == 3 ? "6,9,11" : "13,15"));
     if (c->arr) TRY(voxa_args_set_array(&a, arr_param(c), &cur.arr, NULL));
+    if (c->arr == ARR_STRUCTURE) TRY(voxa_args_clear(&a, "connectivity"));
     TRY(voxa_op_check(&a, in));
     voxa_dtype t;
     int nd;
@@ -356,7 +359,7 @@ static voxa_status op_job(const void *param, result *r) {
     } else {
         voxa_stream_options o;
         memset(&o, 0, sizeof o);
-        for (int d = 0; d < nd; d++) o.block[d] = d == 0 ? 2 : 5;
+        for (int d = 0; d < nd; d++) o.block[d] = (shape[d] + 1) / 2; /* >= 3: RL's PSF fits */
         o.workers = 2;
         if (in) TRY(voxa_store_wrap((voxa_array *)in, &si));
         TRY(voxa_store_wrap(&out, &so));

@@ -130,7 +130,9 @@ static int64_t max_runs = 120;
 static int64_t total_runs, total_fallbacks;
 
 /* `out`: a file the job writes (removed before each run), or NULL. */
-static void sweep(const char *what, job_fn job, const void *param, const char *out) {
+static void sweep(const char *what, job_fn job, const void *param, const char *out_) {
+    char outbuf[512], *out = out_ ? outbuf : NULL;
+    if (out_) snprintf(outbuf, sizeof outbuf, "%s", out_);
     result ref = {0};
     fa_k = fa_used = 0;
     fa_hit = 0;
@@ -163,7 +165,11 @@ static void sweep(const char *what, job_fn job, const void *param, const char *o
             if (out && access(out, F_OK) == 0) { /* only the complete, right file */
                 result f = {0};
                 res_file(&f, out);
-                ok &= f.n == reff.n && !memcmp(f.p, reff.p, f.n);
+                struct stat sb;
+                int folder = stat(out, &sb) == 0 && S_ISDIR(sb.st_mode); /* Zarr: may stay incomplete */
+                ok &= (f.n == reff.n && !memcmp(f.p, reff.p, f.n)) ||
+                      (folder && f.n == 10 && !memcmp(f.p, "unreadable", 10));
+                if (!ok) fprintf(stderr, "  %s: left at %s after the error\n", what, out);
                 free(f.p);
             }
         } else {
@@ -401,6 +407,221 @@ static void test_ops(void) {
     voxa_set_threads(0);
 }
 
+
+/* ---- files ------------------------------------------------------------------------- */
+
+enum { F_NPY, F_TIFF, F_TIFF_DEFLATE, F_ZARR, F_ZARR_V2, F_ZARR_OME, F_CSV, F_PNG, F_MEASURE };
+static const char *const fnames[] = {"a.npy", "a.tif", "d.tif", "a.zarr", "v2.zarr",
+                                     "ome.zarr", "t.csv", "p.png", "m.csv"};
+
+typedef struct filejob {
+    int kind, ndim;
+    voxa_dtype t;
+} filejob;
+
+static voxa_array src; /* the array a file job writes, or the labels it measures */
+
+/* Write src in the job's format (armed: every call inside may fail). */
+static voxa_status write_file(const filejob *j, const char *path) {
+    voxa_status st = VOXA_OK;
+    switch (j->kind) {
+    case F_NPY: case F_TIFF: case F_ZARR: return voxa_write(path, &src);
+    case F_TIFF_DEFLATE: {
+        voxa_tiff_options o = {VOXA_TIFF_DEFLATE, 3, -1};
+        return voxa_tiff_write_opts(path, &src, &o);
+    }
+    case F_ZARR_V2: {
+        voxa_zarr_options o;
+        memset(&o, 0, sizeof o);
+        o.format = 2;
+        o.codec = VOXA_ZARR_ZSTD;
+        o.chunks[0] = 4;
+        voxa_zarr *z = NULL;
+        st = voxa_zarr_create(path, src.dtype, src.ndim, src.shape, &o, &z);
+        if (st == VOXA_OK) st = voxa_zarr_write(z, (const int64_t[]){0, 0, 0}, &src);
+        voxa_zarr_close(z);
+        return st;
+    }
+    case F_ZARR_OME: {
+        voxa_zarr_options o;
+        memset(&o, 0, sizeof o);
+        o.chunks[0] = 3;
+        o.chunks[1] = 4;
+        double sp[3] = {2, 1, 0.5};
+        return voxa_zarr_write_ome(path, &src, sp, "micrometer", 1, 0, &o);
+    }
+    case F_CSV: {
+        char n0[] = "x", n1[] = "y y", *names[2] = {n0, n1};
+        double v[6] = {1, 2.5, -3, 1e300, 0, 7};
+        voxa_table t = {3, 2, names, v};
+        return voxa_csv_write(path, &t);
+    }
+    case F_PNG: return voxa_png_write(path, &src);
+    case F_MEASURE: {
+        voxa_measure_table t;
+        memset(&t, 0, sizeof t);
+        st = voxa_measure(&src, NULL, NULL, &t);
+        if (st == VOXA_OK) st = voxa_measure_write_csv(&t, NULL, path);
+        voxa_measure_table_free(&t);
+        return st;
+    }
+    }
+    return st;
+}
+
+/* The file is the result: sweep reads it, and checks that a failed write
+ * leaves nothing complete; but a Zarr array made by voxa_zarr_create and
+ * written by regions exists from its creation on (missing chunks read as
+ * the fill value), so that job reads its file itself. */
+static voxa_status write_job(const void *param, result *r) {
+    const filejob *j = param;
+    const char *path = path_in(fnames[j->kind]);
+    if (j->kind != F_ZARR_V2) return ARMED(write_file(j, path));
+    rm_rf(path);
+    voxa_status st = ARMED(write_file(j, path));
+    if (st == VOXA_OK) res_file(r, path);
+    return st;
+}
+
+/* Read the file back (the file was written unarmed). */
+static voxa_status read_job(const void *param, result *r) {
+    const filejob *j = param;
+    const char *path = path_in(fnames[j->kind]);
+    voxa_status st;
+    voxa_array a = {0};
+    voxa_table t = {0};
+    voxa_tiff *tf = NULL;
+    voxa_zarr *z = NULL;
+    if (j->kind == F_CSV || j->kind == F_MEASURE) {
+        TRY(voxa_csv_read(path, &t));
+        res_add(r, t.values, sizeof(double) * (size_t)(t.nrows * t.ncols));
+        for (int c = 0; c < t.ncols; c++) res_add(r, t.names[c], strlen(t.names[c]));
+    } else if (j->kind == F_TIFF_DEFLATE) { /* by region */
+        int64_t shape[VOXA_MAXDIM], lo[3] = {1, 2, 3};
+        voxa_dtype dt;
+        int nd;
+        TRY(voxa_tiff_open(path, &tf));
+        TRY(voxa_tiff_get_shape(tf, &dt, &nd, shape));
+        for (int d = 0; d < nd; d++) shape[d] -= lo[d];
+        TRY(voxa_array_new(&a, dt, nd, shape));
+        TRY(voxa_tiff_read_region(tf, lo, &a));
+        res_array(r, &a);
+    } else if (j->kind == F_ZARR_V2) { /* by region */
+        int64_t lo[3] = {1, 2, 3};
+        voxa_zarr_info info;
+        TRY(voxa_zarr_open(path, 0, &z));
+        TRY(voxa_zarr_get_info(z, &info));
+        for (int d = 0; d < info.ndim; d++) info.shape[d] -= lo[d];
+        TRY(voxa_array_new(&a, info.dtype, info.ndim, info.shape));
+        TRY(voxa_zarr_read(z, lo, &a));
+        res_array(r, &a);
+    } else {
+        TRY(voxa_read(path, &a));
+        res_array(r, &a);
+    }
+done:
+    voxa_zarr_close(z);
+    voxa_tiff_close(tf);
+    voxa_array_free(&a);
+    voxa_table_free(&t);
+    return st;
+}
+
+static void test_files(void) {
+    static const filejob jobs[] = {
+        {F_NPY, 3, VOXA_U16}, {F_NPY, 2, VOXA_F32}, {F_TIFF, 3, VOXA_U16}, {F_TIFF, 2, VOXA_F32},
+        {F_TIFF_DEFLATE, 3, VOXA_U16}, {F_ZARR, 3, VOXA_U16}, {F_ZARR_V2, 3, VOXA_F32},
+        {F_ZARR_OME, 3, VOXA_U16}, {F_ZARR_OME, 2, VOXA_U8}, {F_CSV, 2, VOXA_U8},
+        {F_PNG, 2, VOXA_U8}, {F_MEASURE, 3, VOXA_U16}, {F_MEASURE, 2, VOXA_U16},
+    };
+    for (size_t i = 0; i < sizeof jobs / sizeof jobs[0]; i++) {
+        const filejob *j = &jobs[i];
+        if (j->kind == F_PNG) {
+            int64_t s[3] = {5, 7, 3};
+            CHECK_OK(voxa_array_new(&src, VOXA_U8, 3, s));
+            fill(&src, 500, 21);
+        } else {
+            make(&src, j->t, j->ndim, 0, 20 + i);
+            if (j->kind == F_MEASURE)
+                for (int64_t k = 0; k < voxa_array_size(&src); k++) ((uint16_t *)src.data)[k] %= 5;
+        }
+        char what[96];
+        const char *path = path_in(fnames[j->kind]);
+        snprintf(what, sizeof what, "write %s %dD", fnames[j->kind], j->ndim);
+        sweep(what, write_job, j, j->kind == F_ZARR_V2 ? NULL : path);
+        if (j->kind != F_PNG) { /* no PNG reader */
+            rm_rf(path);
+            CHECK_OK(write_file(j, path));
+            snprintf(what, sizeof what, "read %s %dD", fnames[j->kind], j->ndim);
+            sweep(what, read_job, j, NULL);
+        }
+        rm_rf(path);
+        voxa_array_free(&src);
+    }
+}
+
+/* ---- streamed runs between files ------------------------------------------------------ */
+
+typedef struct streamjob {
+    const char *op, *param, *value, *in, *out;
+    int pyramid;
+} streamjob;
+
+static voxa_status stream_job(const void *param, result *r) {
+    const streamjob *j = param;
+    voxa_status st;
+    voxa_store *si = NULL, *so = NULL;
+    voxa_args a;
+    int args_ok = 0;
+    int64_t count = -1;
+    TRY(voxa_args_init(&a, voxa_op_find(j->op)));
+    args_ok = 1;
+    if (j->param) TRY(voxa_args_parse(&a, j->param, j->value));
+    TRY(voxa_store_open(path_in(j->in), &si));
+    voxa_array meta = voxa_store_meta(si);
+    voxa_dtype t;
+    int nd;
+    int64_t shape[VOXA_MAXDIM];
+    TRY(voxa_op_check(&a, &meta));
+    TRY(voxa_op_output(&a, &meta, &t, &nd, shape));
+    voxa_store_options so_opts;
+    memset(&so_opts, 0, sizeof so_opts);
+    so_opts.pyramid = j->pyramid;
+    for (int d = 0; d < nd; d++) so_opts.chunks[d] = (shape[d] + 1) / 2;
+    TRY(voxa_store_create_opts(path_in(j->out), t, nd, shape, &so_opts, &so));
+    voxa_stream_options o;
+    memset(&o, 0, sizeof o);
+    for (int d = 0; d < nd; d++) o.block[d] = (shape[d] + 1) / 2;
+    o.workers = 2;
+    TRY(voxa_stream_run(&a, si, so, &o, &count));
+    TRY(voxa_store_commit(so));
+    res_add(r, &count, sizeof count);
+done:
+    voxa_store_close(si);
+    voxa_store_close(so);
+    if (args_ok) voxa_args_free(&a);
+    return st;
+}
+
+static void test_stream_files(void) {
+    static const streamjob jobs[] = {
+        {"label", "connectivity", "3", "m.npy", "lab.zarr", 0},
+        {"dilate", "ball", "1", "m.zarr", "d.npy", 0},
+        {"edt", NULL, NULL, "m.npy", "e.zarr", 1},
+        {"fill_holes", NULL, NULL, "m.zarr", "f.tif", 0},
+    };
+    make(&src, VOXA_U8, 3, 450, 31);
+    CHECK_OK(voxa_write(path_in("m.npy"), &src));
+    CHECK_OK(voxa_write(path_in("m.zarr"), &src));
+    for (size_t i = 0; i < sizeof jobs / sizeof jobs[0]; i++) {
+        char what[96];
+        snprintf(what, sizeof what, "stream %s %s -> %s", jobs[i].op, jobs[i].in, jobs[i].out);
+        sweep(what, stream_job, &jobs[i], path_in(jobs[i].out));
+        rm_rf(path_in(jobs[i].out));
+    }
+    voxa_array_free(&src);
+}
+
 int main(void) {
     if (!voxa__failalloc_on()) {
         fprintf(stderr, "skipped: the library was built without -DVOXA_FAILALLOC=ON\n");
@@ -411,6 +632,8 @@ int main(void) {
     snprintf(dir, sizeof dir, "/tmp/voxa-failalloc-%d", (int)getpid());
     mkdir(dir, 0777);
     RUN(test_ops);
+    RUN(test_files);
+    RUN(test_stream_files);
     fprintf(stderr, "%lld armed runs, %lld fallbacks\n", (long long)total_runs,
             (long long)total_fallbacks);
     rm_rf(dir);

@@ -27,6 +27,7 @@ void *fftwf_malloc(size_t n); /* fftw3.h's prototype, without its complex types 
 static _Atomic int64_t fail_at; /* ticket that fails; 0: none */
 static _Atomic int64_t tickets;
 static _Atomic int fired;
+static void (*_Atomic on_fire)(void);
 
 int voxa__failalloc_on(void) { return 1; }
 
@@ -39,12 +40,15 @@ void voxa__failalloc_arm(int64_t k) {
 
 int64_t voxa__failalloc_count(void) { return atomic_load(&tickets); }
 int voxa__failalloc_fired(void) { return atomic_load(&fired); }
+void voxa__failalloc_on_fire(void (*fn)(void)) { atomic_store(&on_fire, fn); }
 
 /* true: this allocation fails */
 static int fail_now(void) {
     int64_t t = atomic_fetch_add(&tickets, 1) + 1;
     if (t != atomic_load(&fail_at)) return 0;
     atomic_store(&fired, 1);
+    void (*fn)(void) = atomic_load(&on_fire);
+    if (fn) fn();
     return 1;
 }
 
@@ -66,4 +70,5 @@ int voxa__failalloc_on(void) { return 0; }
 void voxa__failalloc_arm(int64_t k) { (void)k; }
 int64_t voxa__failalloc_count(void) { return 0; }
 int voxa__failalloc_fired(void) { return 0; }
+void voxa__failalloc_on_fire(void (*fn)(void)) { (void)fn; }
 #endif

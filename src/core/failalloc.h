@@ -15,5 +15,8 @@ void voxa__failalloc_arm(int64_t k);
 int64_t voxa__failalloc_count(void);
 /* 1 if the armed failure has happened since the last arm. */
 int voxa__failalloc_fired(void);
+/* Call fn (NULL: nothing) in the failing allocation's thread when it fails:
+ * a test prints the stack there to find the call site. */
+void voxa__failalloc_on_fire(void (*fn)(void));
 
 #endif

@@ -94,9 +94,10 @@ static int push(parser *p, vt_node *parent, vt_node *child) {
     if (parent->n == parent->cap) {
         int cap = parent->cap ? 2 * parent->cap : 8;
         vt_node **items = realloc(parent->items, (size_t)cap * sizeof *items);
-        if (!items) {
+        if (!items) { /* the message reads child's position: free it after */
+            int r = fail(p, child->line, child->col, "out of memory");
             vt_free(child);
-            return fail(p, child->line, child->col, "out of memory");
+            return r;
         }
         parent->items = items;
         parent->cap = cap;

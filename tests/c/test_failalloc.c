@@ -139,6 +139,8 @@ static int64_t total_runs, total_fallbacks;
 static void sweep(const char *what, job_fn job, const void *param, const char *out_) {
     char outbuf[512], *out = out_ ? outbuf : NULL;
     if (out_) snprintf(outbuf, sizeof outbuf, "%s", out_);
+    const char *only = getenv("VOXA_FAILALLOC_ONLY"); /* run only the jobs whose name has this */
+    if (only && !strstr(what, only)) return;
     result ref = {0};
     fa_k = fa_used = 0;
     fa_hit = 0;
@@ -154,7 +156,8 @@ static void sweep(const char *what, job_fn job, const void *param, const char *o
     if (out) res_file(&reff, out);
     int64_t n = fa_used, stride = max_runs > 0 && n > max_runs ? (n + max_runs - 1) / max_runs : 1;
     int64_t runs = 0, fallbacks = 0, bad = 0;
-    for (int64_t k = 1; k <= n; k += stride) {
+    const char *only_k = getenv("VOXA_FAILALLOC_K"); /* fail only this allocation */
+    for (int64_t k = only_k ? atoll(only_k) : 1; k <= n; k += only_k ? n : stride) {
         result got = {0};
         fa_k = k;
         fa_used = 0;
@@ -187,6 +190,8 @@ static void sweep(const char *what, job_fn job, const void *param, const char *o
                   (!f.n || !memcmp(f.p, reff.p, f.n));
             free(f.p);
             fallbacks += fa_hit;
+            if (fa_hit && getenv("VOXA_FAILALLOC_VERBOSE"))
+                fprintf(stderr, "  %s: allocation %lld failed, the same result\n", what, (long long)k);
         }
         if (!ok) {
             if (bad++ < 3)
@@ -830,6 +835,13 @@ static void test_misc(void) {
     voxa_array_free(&src2);
 }
 
+/* ASan's stack printer (VOXA_FAILALLOC_TRACE=1: the stack of every failed
+ * allocation, to find the call site behind a report). */
+void __sanitizer_print_stack_trace(void) __attribute__((weak));
+static void print_stack(void) {
+    if (__sanitizer_print_stack_trace) __sanitizer_print_stack_trace();
+}
+
 int main(void) {
     if (!voxa__failalloc_on()) {
         fprintf(stderr, "skipped: the library was built without -DVOXA_FAILALLOC=ON\n");
@@ -837,6 +849,7 @@ int main(void) {
     }
     const char *e = getenv("VOXA_FAILALLOC_RUNS");
     if (e) max_runs = atoll(e);
+    if (getenv("VOXA_FAILALLOC_TRACE")) voxa__failalloc_on_fire(print_stack);
     snprintf(dir, sizeof dir, "/tmp/voxa-failalloc-%d", (int)getpid());
     mkdir(dir, 0777);
     RUN(test_ops);

@@ -252,11 +252,17 @@ static const opcase cases[] = {
     {"close", IN_MASK, ARR_FOOTPRINT, {NULL}},
     {"close", IN_MASK, ARR_NONE, {"ball", "2", "spacing", "2,1,1"}},
     {"close", IN_MASK, ARR_NONE, {"connectivity", "2"}},
+    {"dilate", IN_MASK, ARR_NONE, {"ball", "12"}},
+    {"erode", IN_MASK, ARR_NONE, {"diamond", "3", "iterations", "2", "border_value", "1"}},
+    {"open", IN_MASK, ARR_NONE, {"box", "2"}},
     {"fill_holes", IN_MASK, ARR_NONE, {NULL}},
+    {"fill_holes", IN_MASK, ARR_NONE, {"connectivity", "2"}},
     {"label", IN_MASK, ARR_NONE, {"connectivity", "1"}},
     {"label", IN_MASK, ARR_STRUCTURE, {"dtype", "uint16"}},
     {"edt", IN_MASK, ARR_NONE, {NULL}},
     {"edt", IN_MASK, ARR_NONE, {"metric", "taxicab"}},
+    {"edt", IN_MASK, ARR_NONE, {"spacing", "2,1,1", "squared", "1", "dtype", "float32"}},
+    {"label", IN_MASK, ARR_NONE, {"connectivity", "3", "dtype", "int64", "zeroed", "1"}},
     {"threshold", IN_GRAY, ARR_NONE, {"method", "otsu"}},
     {"threshold", IN_FLOAT, ARR_NONE, {"value", "3.5"}},
     {"roi", IN_GRAY, ARR_CORNERS, {"size", "4,4,4", "mode", "reflect"}},
@@ -361,6 +367,7 @@ static voxa_status op_job(const void *param, result *r) {
         const char *v = c->kv[i + 1];
         if (!strcmp(c->kv[i], "spacing") && j->ndim == 2) v = "2,1";
         if (!strcmp(c->kv[i], "size") && j->ndim == 2) v = "4,4";
+        if (!strcmp(c->kv[i], "connectivity") && j->ndim == 2 && !strcmp(v, "3")) v = "2";
         TRY(voxa_args_parse(&a, c->kv[i], v));
     }
     if (!strcmp(c->op, "balls")) TRY(voxa_args_parse(&a, "shape", j->ndim == 3 ? "6,9,11" : "13,15"));
@@ -423,8 +430,9 @@ static void test_ops(void) {
 
 /* ---- files ------------------------------------------------------------------------- */
 
-enum { F_NPY, F_TIFF, F_TIFF_DEFLATE, F_ZARR, F_ZARR_V2, F_ZARR_OME, F_CSV, F_PNG, F_MEASURE };
-static const char *const fnames[] = {"a.npy", "a.tif", "d.tif", "a.zarr", "v2.zarr",
+enum { F_NPY, F_TIFF, F_TIFF_DEFLATE, F_ZARR, F_ZARR_V2, F_ZARR_SHARD, F_ZARR_OME, F_CSV, F_PNG,
+       F_MEASURE };
+static const char *const fnames[] = {"a.npy", "a.tif", "d.tif", "a.zarr", "v2.zarr", "sh.zarr",
                                      "ome.zarr", "t.csv", "p.png", "m.csv"};
 
 typedef struct filejob {
@@ -432,7 +440,7 @@ typedef struct filejob {
     voxa_dtype t;
 } filejob;
 
-static voxa_array src, src2; /* the arrays a job writes or reads */
+static voxa_array src, src2, src3; /* the arrays a job writes or reads */
 
 /* Write src in the job's format (armed: every call inside may fail). */
 static voxa_status write_file(const filejob *j, const char *path) {
@@ -443,12 +451,15 @@ static voxa_status write_file(const filejob *j, const char *path) {
         voxa_tiff_options o = {VOXA_TIFF_DEFLATE, 3, -1};
         return voxa_tiff_write_opts(path, &src, &o);
     }
-    case F_ZARR_V2: {
+    case F_ZARR_V2:
+    case F_ZARR_SHARD: {
         voxa_zarr_options o;
         memset(&o, 0, sizeof o);
-        o.format = 2;
-        o.codec = VOXA_ZARR_ZSTD;
-        o.chunks[0] = 4;
+        o.format = j->kind == F_ZARR_V2 ? 2 : 3;
+        o.codec = j->kind == F_ZARR_V2 ? VOXA_ZARR_ZSTD : VOXA_ZARR_GZIP;
+        o.chunks[0] = 2;
+        o.chunks[1] = o.chunks[2] = 3;
+        if (j->kind == F_ZARR_SHARD) o.shards[0] = 4, o.shards[1] = o.shards[2] = 6;
         voxa_zarr *z = NULL;
         st = voxa_zarr_create(path, src.dtype, src.ndim, src.shape, &o, &z);
         if (st == VOXA_OK) st = voxa_zarr_write(z, (const int64_t[]){0, 0, 0}, &src);
@@ -489,7 +500,7 @@ static voxa_status write_file(const filejob *j, const char *path) {
 static voxa_status write_job(const void *param, result *r) {
     const filejob *j = param;
     const char *path = path_in(fnames[j->kind]);
-    if (j->kind != F_ZARR_V2) return ARMED(write_file(j, path));
+    if (j->kind != F_ZARR_V2 && j->kind != F_ZARR_SHARD) return ARMED(write_file(j, path));
     rm_rf(path);
     voxa_status st = ARMED(write_file(j, path));
     if (st == VOXA_OK) res_file(r, path);
@@ -519,7 +530,7 @@ static voxa_status read_job(const void *param, result *r) {
         TRY(voxa_array_new(&a, dt, nd, shape));
         TRY(voxa_tiff_read_region(tf, lo, &a));
         res_array(r, &a);
-    } else if (j->kind == F_ZARR_V2) { /* by region */
+    } else if (j->kind == F_ZARR_V2 || j->kind == F_ZARR_SHARD) { /* by region */
         int64_t lo[3] = {1, 2, 3};
         voxa_zarr_info info;
         TRY(voxa_zarr_open(path, 0, &z));
@@ -544,6 +555,7 @@ static void test_files(void) {
     static const filejob jobs[] = {
         {F_NPY, 3, VOXA_U16}, {F_NPY, 2, VOXA_F32}, {F_TIFF, 3, VOXA_U16}, {F_TIFF, 2, VOXA_F32},
         {F_TIFF_DEFLATE, 3, VOXA_U16}, {F_ZARR, 3, VOXA_U16}, {F_ZARR_V2, 3, VOXA_F32},
+        {F_ZARR_SHARD, 3, VOXA_U16},
         {F_ZARR_OME, 3, VOXA_U16}, {F_ZARR_OME, 2, VOXA_U8}, {F_CSV, 2, VOXA_U8},
         {F_PNG, 2, VOXA_U8}, {F_MEASURE, 3, VOXA_U16}, {F_MEASURE, 2, VOXA_U16},
     };
@@ -561,7 +573,7 @@ static void test_files(void) {
         char what[96];
         const char *path = path_in(fnames[j->kind]);
         snprintf(what, sizeof what, "write %s %dD", fnames[j->kind], j->ndim);
-        sweep(what, write_job, j, j->kind == F_ZARR_V2 ? NULL : path);
+        sweep(what, write_job, j, j->kind == F_ZARR_V2 || j->kind == F_ZARR_SHARD ? NULL : path);
         if (j->kind != F_PNG) { /* no PNG reader */
             rm_rf(path);
             CHECK_OK(write_file(j, path));
@@ -809,6 +821,33 @@ done:
     return st;
 }
 
+static voxa_status psf_job(const void *param, result *r) {
+    (void)param;
+    voxa_status st;
+    voxa_array g = {0}, q = {0}, rd = {0};
+    voxa_measure_table t;
+    memset(&t, 0, sizeof t);
+    double sigma[3] = {1, 1.5, 0.7};
+    TRY(voxa_array_new(&g, VOXA_F32, 3, (const int64_t[]){5, 7, 5}));
+    TRY(voxa_psf_gaussian(&g, sigma));
+    TRY(voxa_psf_prepare(&g, 1, &q));
+    res_array(r, &q);
+    TRY(voxa_psf_read(path_in("psf.npy"), 1, &rd));
+    res_array(r, &rd);
+    TRY(voxa_measure(&src3, &src, NULL, &t)); /* labels with intensity, in memory */
+    res_add(r, &t.n, sizeof t.n);
+    TRY(voxa_measure_write_csv(&t, NULL, path_in("mi.csv")));
+    res_file(r, path_in("mi.csv"));
+    TRY(voxa_deconv_wisdom_save(path_in("w.fftw")));
+    TRY(voxa_deconv_wisdom_load(path_in("w.fftw")));
+done:
+    voxa_measure_table_free(&t);
+    voxa_array_free(&g);
+    voxa_array_free(&q);
+    voxa_array_free(&rd);
+    return st;
+}
+
 static void test_misc(void) {
     voxa_array lab;
     make(&src, VOXA_F32, 3, 0, 61);
@@ -829,6 +868,8 @@ static void test_misc(void) {
     CHECK_OK(voxa_array_new(&src2, VOXA_F32, 3, src.shape));
     sweep("args from files (csv points, npy psf)", args_job, NULL, NULL);
     sweep("label merge steps", label_steps_job, NULL, NULL);
+    src3 = lab;
+    sweep("psf, measure with intensity, wisdom", psf_job, NULL, NULL);
     voxa_array_free(&p);
     voxa_array_free(&lab);
     voxa_array_free(&src);

@@ -42,6 +42,9 @@ static const opcase cases[] = {
     {"threshold", IN_FLOAT, ARR_NONE, {"value", "3.5"}},
     {"roi", IN_GRAY, ARR_CORNERS, {"size", "4,4,4", "mode", "reflect"}},
     {"paste", IN_PATCHES, ARR_CORNERS, {"op", "add", "mode", "clip"}},
+    {"paste", IN_PATCHES, ARR_CORNERS, {"op", "mean", "mode", "clip"}},
+    {"roi", IN_GRAY, ARR_CORNERS, {"size", "4,4,4", "mode", "constant", "value", "7"}},
+    {"dilate", IN_MASK, ARR_NONE, {"ball", "2", "backend", "auto"}}, /* no GPU here: the CPU */
     {"deconvolve", IN_FLOAT, ARR_PSF, {"iterations", "3"}},
     {"deconvolve", IN_FLOAT, ARR_PSF, {"iterations", "2", "boundary", "periodic", "accelerate", "1"}},
     {"deconvolve", IN_FLOAT, ARR_PSF, {"iterations", "2", "boundary", "zero", "clip", "1"}},
@@ -140,6 +143,10 @@ static voxa_status op_job(const void *param, result *r) {
     args_ok = 1;
     for (int i = 0; c->kv[i]; i += 2) {
         const char *v = c->kv[i + 1];
+        if (!strcmp(c->kv[i], "backend")) {
+            TRY(voxa_args_set_backend(&a, VOXA_BACKEND_AUTO));
+            continue;
+        }
         if (!strcmp(c->kv[i], "spacing") && j->ndim == 2) v = "2,1";
         if (!strcmp(c->kv[i], "size") && j->ndim == 2) v = "4,4";
         if (!strcmp(c->kv[i], "connectivity") && j->ndim == 2 && !strcmp(v, "3")) v = "2";

@@ -51,7 +51,8 @@ static voxa_status write_file(const filejob *j, const char *path) {
         o.chunks[0] = 3;
         o.chunks[1] = 4;
         double sp[3] = {2, 1, 0.5};
-        return voxa_zarr_write_ome(path, &src, sp, "micrometer", 1, 0, &o);
+        int labels = src.dtype == VOXA_U16; /* labels: strided levels, else means */
+        return voxa_zarr_write_ome(path, &src, sp, "micrometer", 1, labels, &o);
     }
     case F_CSV: {
         char n0[] = "x", n1[] = "y y", *names[2] = {n0, n1};
@@ -135,7 +136,7 @@ static void test_files(void) {
         {F_NPY, 3, VOXA_U16}, {F_NPY, 2, VOXA_F32}, {F_TIFF, 3, VOXA_U16}, {F_TIFF, 2, VOXA_F32},
         {F_TIFF_DEFLATE, 3, VOXA_U16}, {F_ZARR, 3, VOXA_U16}, {F_ZARR_V2, 3, VOXA_F32},
         {F_ZARR_SHARD, 3, VOXA_U16},
-        {F_ZARR_OME, 3, VOXA_U16}, {F_ZARR_OME, 2, VOXA_U8}, {F_CSV, 2, VOXA_U8},
+        {F_ZARR_OME, 3, VOXA_U16}, {F_ZARR_OME, 2, VOXA_U8}, {F_ZARR_OME, 3, VOXA_F32}, {F_CSV, 2, VOXA_U8},
         {F_PNG, 2, VOXA_U8}, {F_MEASURE, 3, VOXA_U16}, {F_MEASURE, 2, VOXA_U16},
     };
     for (size_t i = 0; i < sizeof jobs / sizeof jobs[0]; i++) {

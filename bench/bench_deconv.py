@@ -43,7 +43,7 @@ VOXA_RL_STAGED=0), interleaved, per-round ratios to periodic's 3-D plans.
 The staged path's z stage, z-FFTs against the direct convolution, in the
 current build: python bench/bench_deconv.py --zconv [--rounds=N]
 [--threads=T] [--planning=estimate|auto] [--quick], each timing in a fresh
-process, planning 'estimate' (the default) and 'auto' unless one is named.
+process, planning 'auto' (the default) and 'estimate' unless one is named.
 
 Usage: python bench/bench_deconv.py [--quick]   (--quick: small shapes)
 """
@@ -301,8 +301,8 @@ def iter_one(path, boundary, threads, quick, planning="auto"):
     h = voxa.gaussian_psf((32, 32, 32), (3, 2, 2))
     stamps = []
     out = np.empty(shape, np.float32)
-    # the old build predates the planning option
-    extra = {"measure_planes": planning == "auto"} if path == "-" else {}
+    # an old build may predate the planning option
+    extra = {"planning": planning} if path == "-" else {}
     mod.run_op("deconvolve", g, out, psf=h, boundary=boundary, iterations=5,
                progress=lambda d, t: stamps.append(time.perf_counter()), **extra)
     print(statistics.median(np.diff(stamps)[1:4]))
@@ -370,7 +370,7 @@ def zconv_table():
         return float(r.stdout.split()[-1])
 
     plannings = [a.split("=", 1)[1] for a in sys.argv if a.startswith("--planning=")]
-    for planning in plannings or ("estimate", "auto"):
+    for planning in plannings or ("auto", "estimate"):
         names = [(f"{b}, z {z}", b, z) for z in ("fft", "direct") for b in ("periodic", "free")]
         box = {n: [] for n, _, _ in names}
         load0 = loadavg()

@@ -56,18 +56,20 @@ VOXA_API void voxa_rl_options_init(voxa_rl_options *o);
  *  thread at a time; different plans may run concurrently. */
 typedef struct voxa_rl_plan voxa_rl_plan;
 
-/** Plan flags. */
+/** Plan flags (at most one). */
 #define VOXA_RL_MEASURE 1        /**< let FFTW time candidate algorithms for every
                                       transform (seconds to plan a 3-D box) */
-#define VOXA_RL_MEASURE_PLANES 2 /**< measure only the staged path's small
-                                      per-plane (and z-tile) plans (about a second
-                                      the first time, then wisdom; up to 3x
-                                      faster transforms there) and estimate the
-                                      rest. Default (no flag): FFTW_ESTIMATE
-                                      everywhere: instant, and the same plans in
-                                      every process whatever was planned before,
-                                      unless measured wisdom was loaded (the
-                                      per-user cache, a wisdom file) */
+#define VOXA_RL_MEASURE_PLANES 2 /**< the default, also with no flag: measure
+                                      only the staged path's small per-plane
+                                      (and z-tile) plans (about a second the
+                                      first time a size is seen, then wisdom
+                                      and the per-user cache; up to 3x faster
+                                      transforms there) and estimate the rest */
+#define VOXA_RL_ESTIMATE 4       /**< FFTW_ESTIMATE everywhere: instant, and the
+                                      same plans in every process whatever was
+                                      planned before, unless measured wisdom
+                                      was loaded (the per-user cache, a wisdom
+                                      file) */
 
 /** Create a plan for images of `shape` (ndim 1..3), a PSF (any real dtype,
  *  any strides; copied, not kept), a boundary mode and flags. Uses

@@ -38,7 +38,7 @@ def _real_array(a, name):
 
 def richardson_lucy(image, psf, num_iter=20, boundary="free", clip=False,
                     filter_epsilon=None, accelerate=False, out=None, dtype=np.float32,
-                    progress=None, planning="estimate"):
+                    progress=None, planning="auto"):
     """Richardson–Lucy deconvolution of a 1-3D image.
 
     Parameters
@@ -60,18 +60,21 @@ def richardson_lucy(image, psf, num_iter=20, boundary="free", clip=False,
         is float32 either way.
     progress : optional callable(done, total) -> bool; returning False (or
         raising) cancels. Ctrl-C also cancels.
-    planning : 'estimate' (default), 'auto' or 'measure': how FFTW picks its
-        algorithms. 'estimate' plans instantly, the same plans in every
-        process unless measured wisdom was cached or loaded; 'auto' measures the small per-plane plans (and z-tile
+    planning : 'auto' (default), 'estimate' or 'measure': how FFTW picks its
+        algorithms. 'auto' measures the small per-plane plans (and z-tile
         plans where the z stage uses FFTs) of 3-D free/periodic runs (about
-        a second the first time a size is seen, then wisdom; up to 3x
-        faster transforms there, 1.2-1.6x faster iterations) and estimates
-        the rest; 'measure' times every transform
-        (seconds to minutes for a 3-D box). Measured wisdom also steers later
-        estimated plans of related sizes in the process, so with 'auto' or
-        'measure' results can differ at float32 round-off with what ran
-        before. Measured plans can be kept across processes with save_wisdom
-        / load_wisdom and the per-user cache (docs/deconv.md).
+        a second the first time a size is seen in a process, then wisdom and
+        the per-user cache; up to 3x faster transforms there, 1.2-1.6x
+        faster iterations) and estimates the rest; 'estimate' plans
+        instantly, the same plans in every process unless measured wisdom
+        was cached or loaded; 'measure' times every transform (seconds to
+        minutes for a 3-D box). Plans measured in different processes may
+        differ (FFTW times its candidates), and measured wisdom also steers
+        later estimated plans of related sizes in the process, so with
+        'auto' or 'measure' results can differ at float32 round-off between
+        processes and with what ran before; use 'estimate' where runs must
+        agree bit for bit. Measured plans can be kept across processes with
+        save_wisdom / load_wisdom and the per-user cache (docs/deconv.md).
 
     Returns
     -------
@@ -108,8 +111,7 @@ def richardson_lucy(image, psf, num_iter=20, boundary="free", clip=False,
         raise ValueError(f"image: ndim {image.ndim} not supported (1, 2 or 3)")
     _voxa.run_op("deconvolve", image, out, psf=psf, boundary=boundary, iterations=num_iter,
                  clip=bool(clip), filter_epsilon=fe, accelerate=bool(accelerate),
-                 progress=progress, measure=planning == "measure",
-                 measure_planes=planning == "auto")
+                 progress=progress, planning=planning)
     return out
 
 

@@ -22,6 +22,30 @@ void voxa__block_region(const voxa_stream_plan *p, int64_t i, int64_t *lo, int64
     }
 }
 
+/* The input region of the block [lo, lo + shape): the block grown by the
+ * halo, clamped at the volume's edge. Where the clamp (or a last, partial
+ * block) leaves it narrower than a full grown block, it is widened inwards
+ * to that width (or the volume's): an op then never sees a region narrower
+ * than its halo's extent, which deconvolve needs (a PSF no larger than the
+ * region), and the buffers sized for the grown block still hold it. Ops
+ * whose halo is exact give the same block either way. */
+void voxa__block_input(const voxa_stream_plan *p, const int64_t *lo, const int64_t *shape,
+                       int64_t *ilo, int64_t *ishape) {
+    for (int d = 0; d < p->ndim; d++) {
+        int64_t want = p->block[d] + p->halo_lo[d] + p->halo_hi[d];
+        if (want > p->shape[d]) want = p->shape[d];
+        int64_t a = lo[d] - p->halo_lo[d] > 0 ? lo[d] - p->halo_lo[d] : 0;
+        int64_t e = lo[d] + shape[d] + p->halo_hi[d];
+        if (e > p->shape[d]) e = p->shape[d];
+        if (e - a < want) {  /* at most one side was clamped: widen the other */
+            if (a == 0) e = want;
+            else a = e - want;
+        }
+        ilo[d] = a;
+        ishape[d] = e - a;
+    }
+}
+
 /* A C-contiguous view of `shape` over a buffer (sized for the largest). */
 voxa_array voxa__shaped(const voxa_array *buf, int ndim, const int64_t *shape) {
     voxa_array v;
@@ -64,11 +88,7 @@ static voxa_status one_block(int64_t b, int w, void *ctx) {
     int nd = p->ndim;
     int64_t lo[VOXA_MAXDIM], shape[VOXA_MAXDIM], ilo[VOXA_MAXDIM], ishape[VOXA_MAXDIM];
     voxa__block_region(p, b, lo, shape);
-    for (int d = 0; d < nd; d++) {
-        ilo[d] = lo[d] - p->halo_lo[d] > 0 ? lo[d] - p->halo_lo[d] : 0;
-        int64_t end = lo[d] + shape[d] + p->halo_hi[d];
-        ishape[d] = (end < p->shape[d] ? end : p->shape[d]) - ilo[d];
-    }
+    voxa__block_input(p, lo, shape, ilo, ishape);
     if (!B->counts && voxa__store_done(B->out.s, lo, shape)) return VOXA_OK; /* resumed */
     voxa_array iv = B->has_in ? voxa__shaped(&B->ibuf[w], nd, ishape) : (voxa_array){0};
     voxa_array ov = voxa__shaped(&B->obuf[w], nd, shape);

@@ -79,6 +79,10 @@ voxa_status voxa__stream_label(const voxa_args *a, const voxa_stream_plan *p, vo
 
 /* Block number i of a plan: its output region [lo, lo + shape). */
 void voxa__block_region(const voxa_stream_plan *p, int64_t i, int64_t *lo, int64_t *shape);
+/* Its input region [ilo, ilo + ishape): grown by the halo, clamped at the
+ * volume, widened inwards to a full grown block's width where clamped. */
+void voxa__block_input(const voxa_stream_plan *p, const int64_t *lo, const int64_t *shape,
+                       int64_t *ilo, int64_t *ishape);
 /* A C-contiguous view of `shape` over buf's memory (sized for the largest). */
 voxa_array voxa__shaped(const voxa_array *buf, int ndim, const int64_t *shape);
 

@@ -117,8 +117,8 @@ static void test_plan_reuse_and_cancel(void) {
         CHECK_STATUS(voxa_rl_plan_execute(p, &a, &o1, &o), VOXA_ECANCELLED);
         CHECK(calls == 3);
         voxa_rl_plan_free(p);
-        /* the planner flags: each alone, both or unknown bits refused */
-        for (int fl = 1; fl <= 2; fl++) {
+        /* the planner flags: each alone, two together or unknown bits refused */
+        for (int fl = 1; fl <= 4; fl *= 2) {
             CHECK_OK(voxa_rl_plan_new(&p, 3, shape, &psf, (voxa_rl_boundary)mode, fl));
             voxa_rl_plan_free(p);
         }
@@ -126,7 +126,10 @@ static void test_plan_reuse_and_cancel(void) {
         CHECK_STATUS(voxa_rl_plan_new(&p, 3, shape, &psf, (voxa_rl_boundary)mode,
                                       VOXA_RL_MEASURE | VOXA_RL_MEASURE_PLANES),
                      VOXA_EINVAL);
-        CHECK_STATUS(voxa_rl_plan_new(&p, 3, shape, &psf, (voxa_rl_boundary)mode, 4), VOXA_EINVAL);
+        CHECK_STATUS(voxa_rl_plan_new(&p, 3, shape, &psf, (voxa_rl_boundary)mode,
+                                      VOXA_RL_MEASURE_PLANES | VOXA_RL_ESTIMATE),
+                     VOXA_EINVAL);
+        CHECK_STATUS(voxa_rl_plan_new(&p, 3, shape, &psf, (voxa_rl_boundary)mode, 8), VOXA_EINVAL);
         CHECK(p == NULL);
     }
     voxa_rl_plan_free(NULL);

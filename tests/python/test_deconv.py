@@ -401,8 +401,8 @@ def cli(*args):
 
 
 def test_cli(tmp_path, monkeypatch):
-    # --measure-planes measures the staged path's plans: one wisdom file for
-    # this process and the CLI's, so both run the same plans (equal bit for bit)
+    # the default planning measures the staged path's plans: one wisdom file
+    # for this process and the CLI's, so both run the same plans
     monkeypatch.setenv("VOXA_FFTW_WISDOM", str(tmp_path / "shared-wisdom"))
     psf, img, out = tmp_path / "psf.npy", tmp_path / "img.npy", tmp_path / "out.npy"
     r = cli("psf", "gaussian", "--shape", "5,7,6", "--sigma", "1,2,1.5", "-o", psf)
@@ -413,7 +413,9 @@ def test_cli(tmp_path, monkeypatch):
     for extra, kw in [([], {}), (["--boundary", "periodic"], dict(boundary="periodic")),
                       (["--boundary", "zero", "--accelerate"], dict(boundary="zero",
                                                                    accelerate=True)),
-                      (["--measure-planes"], dict(planning="auto"))]:
+                      (["--measure-planes"], dict(planning="auto")),
+                      (["--planning", "estimate"], dict(planning="estimate")),
+                      (["--planning", "measure"], dict(planning="measure"))]:
         r = cli("deconvolve", img, "--psf", psf, "-o", out, "--iterations", 5, *extra)
         assert r.returncode == 0, r.stderr
         want = voxa.richardson_lucy(g, np.load(psf), 5, **kw)
@@ -433,10 +435,16 @@ def test_cli(tmp_path, monkeypatch):
     np.save(tmp_path / "p2.npy", np.ones((3, 3)))
     r = cli("deconvolve", img, "--psf", tmp_path / "p2.npy", "-o", out)
     assert r.returncode == 1 and "dimensions" in r.stderr
-    r = cli("deconvolve", img, "--psf", psf, "-o", out, "--wisdom", tmp_path / "w.txt")
-    assert r.returncode == 2 and "--wisdom needs --measure or --measure-planes" in r.stderr
+    r = cli("deconvolve", img, "--psf", psf, "-o", out, "--wisdom", tmp_path / "w.txt",
+            "--planning", "estimate")
+    assert r.returncode == 2 and "--wisdom not with --planning estimate" in r.stderr
     r = cli("deconvolve", img, "--psf", psf, "-o", out, "--measure", "--measure-planes")
     assert r.returncode == 2 and "--measure-planes not with --measure" in r.stderr
+    for bad in (["--measure", "--planning", "auto"], ["--measure-planes", "--planning", "estimate"]):
+        r = cli("deconvolve", img, "--psf", psf, "-o", out, *bad)
+        assert r.returncode == 2 and "--planning contradicts --measure" in r.stderr
+    r = cli("deconvolve", img, "--psf", psf, "-o", out, "--planning", "patient")
+    assert r.returncode == 2 and "--planning 'patient': expected auto, estimate" in r.stderr
     assert not (tmp_path / "w.txt").exists()
     r = cli("deconvolve", img, "--psf", psf, "-o", out, "--iterations", 5, "--measure",
             "--wisdom", tmp_path / "w.txt")

@@ -6,8 +6,8 @@ columns for long PSFs; test_deconv_zconv.py forces each).
 VOXA_RL_STAGED=1 forces the staged path (also on 1-D/2-D boxes, where the
 z-FFT has length 1), =0 the 3-D FFTW plans; unset, free mode is staged when
 the FFT box has more than one plane, periodic mode from 8 planes and 2^22
-voxels. With planning='auto' the staged plans are measured and written to
-the wisdom cache; by default everything is estimated. Checked: the staged result equals the
+voxels. By default (planning='auto') the staged plans are measured and
+written to the wisdom cache; planning='estimate' estimates everything. Checked: the staged result equals the
 3-D path to float32 rounding (relative max difference < 2e-5 plain, 1e-4
 accelerated, where the extrapolation amplifies rounding) and the float64
 reference formula of test_deconv.py (< 1e-4, as the 3-D path); it is bit
@@ -167,18 +167,21 @@ def test_periodic_default_stages_big_boxes(monkeypatch):
 ])
 def test_auto_planning_measures_staged_plans(boundary, shape, pshape, measured, monkeypatch,
                                              tmp_path):
-    """planning='auto' measures the staged plans, which adds wisdom to the
-    cache file, and estimates the others; 'estimate' (the default) never
+    """planning='auto' (the default) measures the staged plans, which adds
+    wisdom to the cache file, and estimates the others; 'estimate' never
     measures; the results agree to rounding."""
     g, h = sample(shape, pshape)
     monkeypatch.delenv("VOXA_RL_STAGED", raising=False)
     est_file, auto_file = tmp_path / "est", tmp_path / "auto"
     monkeypatch.setenv("VOXA_FFTW_WISDOM", str(est_file))
-    est = voxa.richardson_lucy(g, h, 3, boundary=boundary)
+    est = voxa.richardson_lucy(g, h, 3, boundary=boundary, planning="estimate")
     monkeypatch.setenv("VOXA_FFTW_WISDOM", str(auto_file))
-    auto = voxa.richardson_lucy(g, h, 3, boundary=boundary, planning="auto")
+    default = voxa.richardson_lucy(g, h, 3, boundary=boundary)
     assert not est_file.exists()
     assert auto_file.exists() == measured
     if measured:
         assert auto_file.read_text().startswith("(fftw-3")
+    # named, 'auto' runs the plans the default just measured
+    auto = voxa.richardson_lucy(g, h, 3, boundary=boundary, planning="auto")
+    assert np.array_equal(auto, default)
     assert rel_err(auto, est) < 2e-5

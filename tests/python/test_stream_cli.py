@@ -97,6 +97,36 @@ def test_deconvolve_blocks(files, boundary):
     assert errs["psf"] > errs["exact"]
 
 
+def test_deconvolve_blocks_thinner_than_the_psf(tmp_path):
+    """Blocks of 4 planes and a PSF of 7: clamped at the volume's edge (and
+    the last block, 2 planes), a block grown by its halo would be thinner
+    than the PSF. Its input region is widened inwards to a full grown
+    block's width instead, so every block equals RL on exactly that region,
+    cropped (to float32 rounding: another process's plans)."""
+    rng = np.random.default_rng(8)
+    img = (rng.random((30, 20, 18)) * 100 + 10).astype(np.float32)
+    psf = voxa.gaussian_psf((7, 3, 5), (1.5, 1, 1))
+    np.save(tmp_path / "img.npy", img)
+    np.save(tmp_path / "psf.npy", psf)
+    r = run("deconvolve", tmp_path / "img.npy", "--psf", tmp_path / "psf.npy", "-o",
+            tmp_path / "b.npy", "--iterations", 3, "--mem-limit", "1G", "--chunks", "4,20,18",
+            "--planning", "estimate")
+    assert r.returncode == 0, r.stderr
+    lo, hi = voxa._voxa.op_halo("deconvolve", 3, psf=psf, iterations=3)
+    assert (lo[0], hi[0]) == (3, 3)
+    want = np.empty_like(img)
+    for z in range(0, 30, 4):
+        e = min(z + 4, 30)
+        a, b = max(z - 3, 0), min(e + 3, 30)
+        if b - a < 10:  # the grown block's width: 4 + 3 + 3
+            a, b = (0, 10) if a == 0 else (b - 10, b)
+        assert b - a == 10
+        out = voxa.richardson_lucy(img[a:b], psf, 3, planning="estimate")
+        want[z:e] = out[z - a:e - a]
+    got = np.load(tmp_path / "b.npy")
+    assert np.abs(got - want).max() <= 1e-5 * np.abs(want).max()
+
+
 def test_dry_run_and_bad_options(files):
     r = run("morph", "open", files / "m.npy", "--ball", "2", "--mem-limit", "100K", "--dry-run")
     assert r.returncode == 0 and "blocks:" in r.stdout and "halo:    4x4x4" in r.stdout

@@ -121,11 +121,17 @@ def binary_closing(input, structure=None, iterations=1, border_value=0, *, ball=
 
 def richardson_lucy(image, psf, num_iter=20, boundary="free", clip=False,
                     filter_epsilon=None, accelerate=False, dtype=np.float32, halo="psf",
-                    backend=None):
+                    backend=None, planning="auto"):
     """Lazy ``voxa.richardson_lucy`` per chunk. ``halo='psf'`` overlaps chunks
     by one PSF extent (the usual approximation, as the W2 write-up's
     ``map_overlap``); ``halo='exact'`` by iterations x (lo + hi), equal to the
-    whole-image result for ``boundary='zero'`` (see docs/stream.md)."""
+    whole-image result for ``boundary='zero'`` (see docs/stream.md).
+    ``planning`` as in ``voxa.richardson_lucy``: with 'auto' each worker
+    process measures its plane plans once per chunk shape, so runs on
+    several processes can differ at float32 round-off; 'estimate' gives
+    every worker the same plans (unless measured wisdom is cached)."""
+    if planning not in ("auto", "estimate", "measure"):
+        raise ValueError(f"planning: {planning!r} (expected 'auto', 'estimate' or 'measure')")
     x = da.asarray(image)
     psf = np.asarray(psf)
     if psf.ndim == x.ndim:  # every chunk at least the PSF's size (RL needs it)
@@ -135,8 +141,10 @@ def richardson_lucy(image, psf, num_iter=20, boundary="free", clip=False,
     return _overlap(x, routed(_rl_np, backend), depth, np.dtype(dtype), psf=psf,
                     num_iter=num_iter, boundary=boundary, clip=clip,
                     filter_epsilon=filter_epsilon, accelerate=accelerate, dtype=dtype,
+                    planning=planning,
                     name="voxa-deconvolve-" + tokenize(x, psf, num_iter, boundary, clip,
-                                                       filter_epsilon, accelerate, dtype, halo))
+                                                       filter_epsilon, accelerate, dtype, halo,
+                                                       planning))
 
 
 def _at_least(chunks, m):

@@ -279,7 +279,8 @@ voxa_status voxa__rl_gpu(voxa_backend b, const voxa_array *in, const voxa_array 
     VOXA_FAIL_IF(in->ndim < 1 || in->ndim > 3, VOXA_EINVAL,
                  "image: ndim %d not supported (1, 2 or 3)", in->ndim);
     voxa_rl_plan *p = NULL;
-    VOXA_CHECK(voxa_rl_plan_new(&p, in->ndim, in->shape, psf, boundary, 0));
+    /* the host plans run once, for H: not worth measuring */
+    VOXA_CHECK(voxa_rl_plan_new(&p, in->ndim, in->shape, psf, boundary, VOXA_RL_ESTIMATE));
     voxa_status st = voxa__rl_gpu_execute(b, p, in, out, opt);
     voxa_rl_plan_free(p);
     return st;

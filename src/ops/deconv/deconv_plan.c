@@ -291,10 +291,10 @@ voxa_status voxa_rl_plan_new(voxa_rl_plan **out, int ndim, const int64_t *shape,
     VOXA_FAIL_IF(!shape, VOXA_EINVAL, "image: NULL shape");
     VOXA_FAIL_IF((unsigned)boundary > 2, VOXA_EINVAL, "boundary: invalid mode %d",
                  (int)boundary);
-    VOXA_FAIL_IF(flags & ~(VOXA_RL_MEASURE | VOXA_RL_MEASURE_PLANES), VOXA_EINVAL,
-                 "plan flags: unknown bits 0x%x", (unsigned)flags);
-    VOXA_FAIL_IF((flags & VOXA_RL_MEASURE) && (flags & VOXA_RL_MEASURE_PLANES), VOXA_EINVAL,
-                 "plan flags: MEASURE and MEASURE_PLANES are exclusive");
+    VOXA_FAIL_IF(flags & ~(VOXA_RL_MEASURE | VOXA_RL_MEASURE_PLANES | VOXA_RL_ESTIMATE),
+                 VOXA_EINVAL, "plan flags: unknown bits 0x%x", (unsigned)flags);
+    VOXA_FAIL_IF(flags & (flags - 1), VOXA_EINVAL,
+                 "plan flags: MEASURE, MEASURE_PLANES and ESTIMATE are exclusive");
     VOXA_CHECK(voxa_array_check(psf, "psf"));
     VOXA_FAIL_IF(psf->ndim != ndim, VOXA_EINVAL,
                  "psf: ndim %d does not match the image's ndim %d", psf->ndim, ndim);
@@ -359,13 +359,12 @@ voxa_status voxa_rl_plan_new(voxa_rl_plan **out, int ndim, const int64_t *shape,
      * scribbles on the buffer, which holds nothing yet. */
     int dims[3];
     for (int d = 0; d < ndim; d++) dims[d] = (int)p->L[3 - ndim + d];
-    /* The staged path's plans are small (one plane, one z-tile if any): MEASURE_PLANES
-     * measures them (about a second, then wisdom), where ESTIMATE picks plans
-     * up to ~3x slower (a 512^2 plane, a batch of 160-point columns). Not the
-     * default: measured wisdom also steers later ESTIMATE plans of the same
-     * or related sizes in the process, so results (to float32 round-off)
-     * would depend on what was planned before. */
-    unsigned fl = (flags & VOXA_RL_MEASURE) || (p->staged && (flags & VOXA_RL_MEASURE_PLANES))
+    /* The staged path's plans are small (one plane, one z-tile if any), so by
+     * default they are measured (about a second the first time a size is
+     * seen, then wisdom), where ESTIMATE picks plans up to ~3x slower (a
+     * 512^2 plane, a batch of 160-point columns). The 3-D plans of the other
+     * paths would take seconds to minutes: estimated unless MEASURE. */
+    unsigned fl = (flags & VOXA_RL_MEASURE) || (p->staged && !(flags & VOXA_RL_ESTIMATE))
                       ? FFTW_MEASURE
                       : FFTW_ESTIMATE;
     p->threads = voxa_get_threads();

@@ -7,8 +7,11 @@
 
 #include <unistd.h>
 
-enum { PSF, ITERATIONS, BOUNDARY, ACCELERATE, NORMALIZE_PSF, CLIP, FILTER_EPSILON, DTYPE, MEASURE,
-       MEASURE_PLANES, WISDOM, HALO, NPARAMS };
+enum { PSF, ITERATIONS, BOUNDARY, ACCELERATE, NORMALIZE_PSF, CLIP, FILTER_EPSILON, DTYPE, PLANNING,
+       MEASURE, MEASURE_PLANES, WISDOM, HALO, NPARAMS };
+
+/* PLANNING's choices, in the order of its choice list */
+enum { PLAN_AUTO, PLAN_ESTIMATE, PLAN_MEASURE };
 
 static const voxa_param params[NPARAMS] = {
     [PSF] = {"psf", VOXA_PARAM_ARRAY, NULL,
@@ -33,15 +36,18 @@ static const voxa_param params[NPARAMS] = {
                         0, NULL, "E"},
     [DTYPE] = {"dtype", VOXA_PARAM_DTYPE, "float32", "output type", "float32|float64", 1, 0, 0,
                NULL, "T"},
-    [MEASURE] = {"measure", VOXA_PARAM_FLAG, NULL,
-                 "let FFTW time its algorithms first (seconds of planning, up to 3x faster "
-                 "iterations: for long runs)", NULL, 1, 0, 0, NULL, NULL},
+    /* no default value, so that a contradicting --measure can be told from it */
+    [PLANNING] = {"planning", VOXA_PARAM_CHOICE, NULL,
+                  "how FFTW picks its algorithms. auto (the default): measure the small per-plane plans of 3-D "
+                  "wrap-free/periodic runs (about a second once per size, then the wisdom cache; "
+                  "up to 1.6x faster iterations) and estimate the rest; estimate: instant plans, "
+                  "the same in every process unless measured wisdom is cached; measure: time "
+                  "every transform (seconds to minutes for a 3-D box: for long runs)",
+                  "auto|estimate|measure", 1, 0, 0, NULL, "P"},
+    [MEASURE] = {"measure", VOXA_PARAM_FLAG, NULL, "same as --planning measure", NULL, 1, 0, 0,
+                 NULL, NULL},
     [MEASURE_PLANES] = {"measure_planes", VOXA_PARAM_FLAG, NULL,
-                        "measure only the small per-plane FFT plans of 3-D wrap-free/periodic "
-                        "runs (about a second once per size, most of --measure's speed); "
-                        "default: instant plans, the same in every process unless measured wisdom "
-                        "is cached",
-                        NULL, 1, 0, 0, NULL, NULL},
+                        "same as --planning auto (the default)", NULL, 1, 0, 0, NULL, NULL},
     [WISDOM] = {"wisdom", VOXA_PARAM_STRING, NULL,
                 "reuse the measured plans saved in FILE (if it exists) and save them "
                 "there, so later runs plan in milliseconds (default: the per-user cache, "
@@ -52,12 +58,23 @@ static const voxa_param params[NPARAMS] = {
               "volume result within float32 rounding for --boundary zero; closer for the others)", "psf|exact", 1, 0, 0, NULL, "H"},
 };
 
+/* --planning, or the older flags standing for one of its choices; auto if
+ * none is given */
+static int planning(const voxa_args *a) {
+    if (voxa__arg_int(a, MEASURE)) return PLAN_MEASURE;
+    if (voxa__arg_int(a, MEASURE_PLANES) || !voxa__arg_set(a, PLANNING)) return PLAN_AUTO;
+    return (int)voxa__arg_int(a, PLANNING);
+}
+
 static voxa_status check(const voxa_args *a, const voxa_array *in) {
     VOXA_FAIL_IF(voxa__arg_int(a, MEASURE) && voxa__arg_int(a, MEASURE_PLANES), VOXA_EINVAL,
                  "measure_planes: not with --measure (pick one planner)");
-    VOXA_FAIL_IF(voxa__arg_set(a, WISDOM) && !voxa__arg_int(a, MEASURE) &&
-                     !voxa__arg_int(a, MEASURE_PLANES),
-                 VOXA_EINVAL, "wisdom: needs --measure or --measure-planes");
+    VOXA_FAIL_IF(voxa__arg_set(a, PLANNING) &&
+                     (voxa__arg_int(a, MEASURE) || voxa__arg_int(a, MEASURE_PLANES)) &&
+                     voxa__arg_int(a, PLANNING) != planning(a),
+                 VOXA_EINVAL, "planning: contradicts --measure / --measure-planes");
+    VOXA_FAIL_IF(voxa__arg_set(a, WISDOM) && planning(a) == PLAN_ESTIMATE, VOXA_EINVAL,
+                 "wisdom: not with --planning estimate (nothing is measured)");
     return VOXA_OK;
 }
 
@@ -105,11 +122,11 @@ static voxa_status run_on(voxa_op_ctx *c, voxa_backend b) {
     if (st == VOXA_OK)
         st = voxa_rl_plan_new(&plan, c->in->ndim, c->in->shape, &psf,
                               (voxa_rl_boundary)voxa__arg_int(a, BOUNDARY),
-                              voxa__arg_int(a, MEASURE) ? VOXA_RL_MEASURE
+                              planning(a) == PLAN_MEASURE ? VOXA_RL_MEASURE
                               /* a device backend uses the host plans once, for H */
-                              : voxa__arg_int(a, MEASURE_PLANES) && b == VOXA_BACKEND_CPU
+                              : planning(a) == PLAN_AUTO && b == VOXA_BACKEND_CPU
                                   ? VOXA_RL_MEASURE_PLANES
-                                  : 0);
+                                  : VOXA_RL_ESTIMATE);
     if (st == VOXA_OK && wisdom) st = voxa_deconv_wisdom_save(wisdom);
     if (st == VOXA_OK) {
         voxa_rl_options o;

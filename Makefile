@@ -36,7 +36,7 @@ test-c: build
 
 # The C tests again under AddressSanitizer + UBSan (no Python extension).
 test-asan: | deps
-	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DVOXA_SANITIZE=ON -DVOXA_PYTHON=OFF
+	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DVOXA_SANITIZE=ON -DVOXA_FAILALLOC=ON -DVOXA_PYTHON=OFF
 	cmake --build build-asan -j $(JOBS)
 	cd build-asan && ctest --output-on-failure -j $(JOBS)
 

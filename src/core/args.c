@@ -337,6 +337,10 @@ voxa_status voxa__args_take_array(voxa_args *a, int i, voxa_array *arr, int owne
     nv.array = *arr;
     nv.owned = owned;
     nv.header_lines = header_lines;
+    if (source) { /* later messages name the file: no silent NULL */
+        nv.source = nv.s = strdup(source);
+        VOXA_FAIL_IF(!nv.s, VOXA_ENOMEM, "%s: out of memory", p->name);
+    }
     if (names) {
         int64_t nc = arr->ndim == 2 ? arr->shape[1] : 1;
         nv.names = calloc((size_t)nc, sizeof *nv.names);
@@ -348,9 +352,11 @@ voxa_status voxa__args_take_array(voxa_args *a, int i, voxa_array *arr, int owne
                 nv.names = NULL;
             }
         }
-        VOXA_FAIL_IF(!nv.names, VOXA_ENOMEM, "%s: out of memory", p->name);
+        if (!nv.names) {
+            free((void *)nv.s);
+            return voxa__error(VOXA_ENOMEM, "%s: out of memory", p->name);
+        }
     }
-    if (source) nv.source = nv.s = strdup(source);
     value_free(&a->v[i]);
     a->v[i] = nv;
     return VOXA_OK;

@@ -51,6 +51,7 @@ typedef struct parser {
     size_t flen;
     char *num;     /* NUL-terminated copy of a cell for strtod */
     size_t num_cap;
+    int nomem;     /* cell_value could not grow num */
 } parser;
 
 static int is_blank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
@@ -206,7 +207,10 @@ static double cell_value(parser *ps, const char *s, size_t n) {
     if (n + 1 > ps->num_cap) {
         size_t cap = n + 1 < 64 ? 64 : n + 1;
         char *b = realloc(ps->num, cap);
-        if (!b) return NAN; /* cannot happen for sane cells; NaN is the safe answer */
+        if (!b) { /* the caller fails with ENOMEM: a NaN would pass for the cell's value */
+            ps->nomem = 1;
+            return NAN;
+        }
         ps->num = b;
         ps->num_cap = cap;
     }
@@ -286,6 +290,8 @@ voxa_status voxa_csv_parse(const char *text, size_t len, voxa_table *t) {
             st = read_field(&ps, &eol);
             if (st != VOXA_OK) goto done;
             if (k < t->ncols) row[k] = cell_value(&ps, ps.f, ps.flen);
+            VOXA_GOTO_IF(ps.nomem, VOXA_ENOMEM, "out of memory reading CSV line %lld",
+                         (long long)line);
             VOXA_GOTO_IF(k == INT_MAX, VOXA_EFORMAT, "CSV line %lld: too many fields",
                          (long long)line);
             k++;

@@ -189,8 +189,8 @@ static voxa_status declare_steps(voxa_pipeline *p, const vt_node *arr) {
         it->step = p->nsteps - 1;
         it->line = t->line;
         it->is_array = s->kind == PL_OP;
+        s->output = p->nitems++; /* counted first: voxa_pipeline_free frees a half-made item */
         VOXA_FAIL_IF(!it->name || !it->path, VOXA_ENOMEM, "pipeline: out of memory");
-        s->output = p->nitems++;
         if (out && s->kind != PL_OP) {
             size_t len = strlen(out);
             const vt_node *v = vt_get(t, "output");
@@ -373,8 +373,9 @@ voxa_status voxa_pipeline_load_text(const char *text, size_t len, const char *na
         st = voxa__error(VOXA_EINVAL, "%s: the recipe holds a NUL byte", p->file);
         goto done;
     }
-    if (vt_parse(text, len, &root, err, sizeof err) < 0) {
-        st = voxa__error(VOXA_EINVAL, "%s:%s", p->file, err);
+    int parsed = vt_parse(text, len, &root, err, sizeof err);
+    if (parsed < 0) {
+        st = voxa__error(parsed == -2 ? VOXA_ENOMEM : VOXA_EINVAL, "%s:%s", p->file, err);
         goto done;
     }
     st = build(p, root);

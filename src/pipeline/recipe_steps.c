@@ -327,13 +327,16 @@ voxa_status voxa__pl_check_op(voxa_pipeline *p, pl_step *s, const vt_node *t) {
         shadow.check = NULL;
         voxa_args g = a;
         g.op = &shadow;
-        if (voxa_op_check(&g, NULL) != VOXA_OK) {
+        voxa_status cs = voxa_op_check(&g, NULL);
+        if (cs != VOXA_OK) {
             char msg[700];
             snprintf(msg, sizeof msg, "%s", voxa_last_error());
             st = rerr(p, t->line, t->col, "step '%s' (op %s): %s", s->name, op->name, msg);
+            if (cs == VOXA_ENOMEM) st = cs; /* not the recipe's fault */
         }
     }
-    if (st == VOXA_OK && can && voxa_op_check(&a, in ? &meta : NULL) != VOXA_OK) {
+    voxa_status cs = st == VOXA_OK && can ? voxa_op_check(&a, in ? &meta : NULL) : VOXA_OK;
+    if (cs != VOXA_OK) {
         char msg[700];
         snprintf(msg, sizeof msg, "%s", voxa_last_error());
         int line = t->line, col = t->col;
@@ -349,15 +352,18 @@ voxa_status voxa__pl_check_op(voxa_pipeline *p, pl_step *s, const vt_node *t) {
             col = vt_get(t, "input")->col;
         }
         st = rerr(p, line, col, "step '%s' (op %s): %s", s->name, op->name, msg);
+        if (cs == VOXA_ENOMEM) st = cs;
     }
     if (st == VOXA_OK && can && (op->flags & VOXA_OP_LOCAL)) {
         /* The executor needs a bounded halo (morphology: iterations >= 1). */
         int64_t lo[VOXA_MAXDIM], hi[VOXA_MAXDIM];
         int nd = in ? in->ndim : 3;
-        if (voxa_op_halo(&a, nd, lo, hi) != VOXA_OK) {
+        voxa_status hs = voxa_op_halo(&a, nd, lo, hi);
+        if (hs != VOXA_OK) {
             char msg[700];
             snprintf(msg, sizeof msg, "%s", voxa_last_error());
             st = rerr(p, t->line, t->col, "step '%s' (op %s): %s", s->name, op->name, msg);
+            if (hs == VOXA_ENOMEM) st = hs;
         }
     }
     pl_item *out = &p->items[s->output];

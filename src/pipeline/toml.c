@@ -26,11 +26,13 @@ typedef struct parser {
     char *err;
     size_t nerr;
     int failed;
+    int nomem; /* the failure is "out of memory" */
 } parser;
 
 static int fail(parser *p, int line, int col, const char *fmt, ...) {
     if (p->failed) return -1;
     p->failed = 1;
+    p->nomem = !strcmp(fmt, "out of memory");
     int k = snprintf(p->err, p->nerr, "%d:%d: ", line, col);
     va_list ap;
     va_start(ap, fmt);
@@ -92,9 +94,10 @@ static int push(parser *p, vt_node *parent, vt_node *child) {
     if (parent->n == parent->cap) {
         int cap = parent->cap ? 2 * parent->cap : 8;
         vt_node **items = realloc(parent->items, (size_t)cap * sizeof *items);
-        if (!items) {
+        if (!items) { /* the message reads child's position: free it after */
+            int r = fail(p, child->line, child->col, "out of memory");
             vt_free(child);
-            return fail(p, child->line, child->col, "out of memory");
+            return r;
         }
         parent->items = items;
         parent->cap = cap;
@@ -476,11 +479,11 @@ static int header(parser *p, vt_node *root, vt_node **current) {
 }
 
 int vt_parse(const char *text, size_t len, vt_node **root_out, char *err, size_t nerr) {
-    parser p = {text, len, 0, 1, 1, err, nerr, 0};
+    parser p = {text, len, 0, 1, 1, err, nerr, 0, 0};
     if (nerr) err[0] = '\0';
     *root_out = NULL;
     vt_node *root = node_new(&p, VT_TABLE, 1, 1);
-    if (!root) return -1;
+    if (!root) return -2;
     root->defined = 1;
     vt_node *current = root;
     if (len >= 3 && !memcmp(text, "\xef\xbb\xbf", 3)) p.pos = 3; /* UTF-8 BOM */
@@ -522,7 +525,7 @@ int vt_parse(const char *text, size_t len, vt_node **root_out, char *err, size_t
     }
     if (p.failed) {
         vt_free(root);
-        return -1;
+        return p.nomem ? -2 : -1;
     }
     *root_out = root;
     return 0;

@@ -31,7 +31,8 @@ typedef struct vt_node {
 } vt_node;
 
 /* Parse `len` bytes. On success *root is a VT_TABLE (free with vt_free) and
- * 0 is returned; on error -1 with "LINE:COL: message" in err. */
+ * 0 is returned; on error -1 with "LINE:COL: message" in err (-2 when
+ * the message is "out of memory"). */
 int vt_parse(const char *text, size_t len, vt_node **root, char *err, size_t nerr);
 void vt_free(vt_node *n);
 /* The value of `key` in table t, or NULL. */

@@ -40,7 +40,10 @@ static void take_info(voxa_store *s) {
 voxa_status voxa__store_zarr_open(voxa_store *s, const char *path) {
     VOXA_CHECK(voxa_zarr_open(path, 0, &s->zarr));
     take_info(s);
-    if (voxa_zarr_spacing(path, s->ndim, s->spacing, NULL, 0) == VOXA_OK) s->has_spacing = 1;
+    /* no OME scale is fine; out of memory is not (the output would lose the voxel size) */
+    voxa_status st = voxa_zarr_spacing(path, s->ndim, s->spacing, NULL, 0);
+    if (st == VOXA_ENOMEM) return st; /* voxa_store_open closes s */
+    s->has_spacing = st == VOXA_OK;
     voxa_clear_error();
     return VOXA_OK;
 }

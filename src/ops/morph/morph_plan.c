@@ -409,9 +409,9 @@ static voxa_status consider_bits(const voxa_morph_element *se, int nd, voxa__pla
 }
 
 voxa_status voxa__plan_make(const voxa_morph_element *se, int nd, voxa__plan *p) {
-    VOXA_CHECK(plan_inner(se, nd, p));
-    voxa_status st = consider_bits(se, nd, p);
-    if (st) voxa__plan_free(p);
+    voxa_status st = plan_inner(se, nd, p); /* zeroes *p first */
+    if (st == VOXA_OK) st = consider_bits(se, nd, p);
+    if (st) voxa__plan_free(p); /* offsets_from may fail with one of its two arrays */
     return st;
 }
 

@@ -127,12 +127,6 @@ static int count_temp(const char *p, const struct stat *s, int flag, struct FTW 
 typedef voxa_status (*job_fn)(const void *param, result *r);
 
 static int64_t max_runs = 120;
-/* A known wrong status, tolerated (and counted) until it is fixed: the RL
- * staged path's z-FFT planning buffer (deconv_staged.c, voxa__rl_staged_plans)
- * reports a failed fftwf_malloc as "FFTW could not plan" (EINTERNAL): its
- * int result cannot say ENOMEM to deconv_plan.c. */
-static const char *known_error;
-static int64_t nknown;
 static int64_t total_runs, total_fallbacks;
 
 /* `out`: a file the job writes (removed before each run), or NULL. */
@@ -170,9 +164,7 @@ static void sweep(const char *what, job_fn job, const void *param, const char *o
         nftw(dir, count_temp, 16, FTW_PHYS);
         int ok = ntemps == 0;
         if (st != VOXA_OK) {
-            int known = known_error && st == VOXA_EINTERNAL && strstr(voxa_last_error(), known_error);
-            ok &= (st == VOXA_ENOMEM || known) && voxa_last_error()[0] && fa_hit;
-            nknown += known;
+            ok &= st == VOXA_ENOMEM && voxa_last_error()[0] && fa_hit;
             if (out && access(out, F_OK) == 0) { /* only the complete, right file */
                 result f = {0};
                 res_file(&f, out);
@@ -253,8 +245,8 @@ static int sweep_begin(const char *name) {
 }
 
 static void sweep_end(void) {
-    fprintf(stderr, "%lld armed runs, %lld fallbacks, %lld known wrong statuses\n",
-            (long long)total_runs, (long long)total_fallbacks, (long long)nknown);
+    fprintf(stderr, "%lld armed runs, %lld fallbacks\n", (long long)total_runs,
+            (long long)total_fallbacks);
     rm_rf(dir);
 }
 

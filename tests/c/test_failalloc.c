@@ -261,9 +261,7 @@ static void test_rl_plans(void) {
             snprintf(what, sizeof what, "rl plan %dD %s%s%s %dt", j->ndim, voxa_rl_boundary_name(j->b),
                      j->zconv ? " z=" : "", j->zconv ? j->zconv : "", nt);
             voxa_set_threads(nt);
-            known_error = "FFTW could not plan";
             sweep(what, rl_job, j, NULL);
-            known_error = NULL;
             voxa_array_free(&src);
             voxa_array_free(&psf);
         }

@@ -62,7 +62,8 @@ struct voxa_rl_plan {
 #define VOXA_RL_ZCONV_RATIO 6
 
 /* Staged path (deconv_staged.c). _plans: the plane and tile plans with
- * FFTW flags fl (called under the FFTW lock; 0 when FFTW failed);
+ * FFTW flags fl (called under the FFTW lock; 1: planned, 0: FFTW failed,
+ * -1: no memory for the z-tile planning buffer);
  * _psf: hxy from p->psf (after planning); _cols: one column stage on the
  * whole box: gather planes [glo, ghi) of every tile (others taken as 0),
  * z-FFT, multiply by H's column (conj if conj), inverse z-FFT, scatter

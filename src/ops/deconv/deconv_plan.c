@@ -391,6 +391,9 @@ voxa_status voxa_rl_plan_new(voxa_rl_plan **out, int ndim, const int64_t *shape,
     }
     voxa__fftw_unlock();
     if (grew) voxa__wisdom_cache_save(wpath);
+    VOXA_GOTO_IF(planned < 0, VOXA_ENOMEM,
+                 "deconvolution: cannot allocate the z-tile planning buffer (%lld complex)",
+                 (long long)(p->L[0] * VOXA_RL_TILE));
     VOXA_GOTO_IF(!planned, VOXA_EINTERNAL,
                  "deconvolution: FFTW could not plan a transform of shape (%lld, %lld, %lld)",
                  (long long)p->L[0], (long long)p->L[1], (long long)p->L[2]);

@@ -44,12 +44,11 @@ int voxa__rl_staged_plans(voxa_rl_plan *p, unsigned fl) {
     p->pinv = fftwf_plan_dft_c2r(2, d2, (fftwf_complex *)p->buf, p->buf, pf);
     if (p->zdirect) return p->pfwd && p->pinv; /* no z-FFTs (deconv_zconv.c) */
     fftwf_complex *s = fftwf_malloc((size_t)(n0 * VOXA_RL_TILE) * sizeof(fftwf_complex));
-    if (s) {
-        p->cfwd = fftwf_plan_many_dft(1, &n0, VOXA_RL_TILE, s, NULL, 1, n0, s, NULL, 1, n0,
-                                      FFTW_FORWARD, fl);
-        p->cinv = fftwf_plan_many_dft(1, &n0, VOXA_RL_TILE, s, NULL, 1, n0, s, NULL, 1, n0,
-                                      FFTW_BACKWARD, fl);
-    }
+    if (!s) return -1;
+    p->cfwd = fftwf_plan_many_dft(1, &n0, VOXA_RL_TILE, s, NULL, 1, n0, s, NULL, 1, n0,
+                                  FFTW_FORWARD, fl);
+    p->cinv = fftwf_plan_many_dft(1, &n0, VOXA_RL_TILE, s, NULL, 1, n0, s, NULL, 1, n0,
+                                  FFTW_BACKWARD, fl);
     fftwf_free(s);
     return p->pfwd && p->pinv && p->cfwd && p->cinv;
 }

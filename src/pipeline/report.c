@@ -108,7 +108,12 @@ static int cmp_double(const void *a, const void *b) {
 /* Object count, volume statistics and an SVG histogram of one CSV. */
 static void measure_section(sbuf *b, const char *csv) {
     voxa_table t = {0};
-    if (voxa_csv_read(csv, &t) != VOXA_OK) {
+    voxa_status st = voxa_csv_read(csv, &t);
+    if (st == VOXA_ENOMEM) { /* the report fails: a page without the table would look complete */
+        b->oom = 1;
+        return;
+    }
+    if (st != VOXA_OK) {
         voxa_clear_error();
         sb_printf(b, "<p class=\"none\">table not readable</p>");
         return;
@@ -247,7 +252,10 @@ voxa_status voxa__pl_write_report(const voxa_pipeline *p) {
         sb_printf(&b, "</section>\n");
     }
     sb_printf(&b, "</body></html>\n");
-    VOXA_FAIL_IF(b.oom, VOXA_ENOMEM, "report.html: out of memory");
+    if (b.oom) {
+        free(b.s);
+        return voxa__error(VOXA_ENOMEM, "report.html: out of memory");
+    }
     voxa__atomic w;
     FILE *f = NULL;
     voxa_status st = voxa__atomic_begin(&w, p->report);

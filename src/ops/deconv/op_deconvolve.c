@@ -38,9 +38,10 @@ static const voxa_param params[NPARAMS] = {
                NULL, "T"},
     /* no default value, so that a contradicting --measure can be told from it */
     [PLANNING] = {"planning", VOXA_PARAM_CHOICE, NULL,
-                  "how FFTW picks its algorithms. auto (the default): measure the small per-plane plans of 3-D "
-                  "wrap-free/periodic runs (about a second once per size, then the wisdom cache; "
-                  "up to 1.6x faster iterations) and estimate the rest; estimate: instant plans, "
+                  "how FFTW picks its algorithms. auto (the default): measure the small "
+                  "per-plane plans of 3-D wrap-free/periodic runs (about a second once per size, "
+                  "then the wisdom cache; up to 1.6x faster iterations) and estimate the rest; "
+                  "estimate: instant plans, "
                   "the same in every process unless measured wisdom is cached; measure: time "
                   "every transform (seconds to minutes for a 3-D box: for long runs)",
                   "auto|estimate|measure", 1, 0, 0, NULL, "P"},

@@ -162,11 +162,21 @@ def test_killed_run_leaves_no_output(tmp_path):
     big = np.random.default_rng(1).random((64, 256, 256)) < 0.5
     np.save(tmp_path / "big.npy", big)
     out = tmp_path / "o.npy"
+    # one thread, one-plane blocks with an 8-plane halo each side: about a
+    # second here, and the temporary appears within milliseconds; killed as
+    # soon as it does (a fixed sleep raced a fast machine's finished run)
     p = subprocess.Popen([CLI, "morph", "open", str(tmp_path / "big.npy"), "-o", str(out),
-                          "--ball", "6", "--mem-limit", "1G", "--chunks", "2,256,256"])
-    time.sleep(0.3)
+                          "--ball", "8", "--mem-limit", "1G", "--chunks", "1,256,256"],
+                         env=dict(os.environ, VOXA_NUM_THREADS="1"))
+    t0 = time.monotonic()
+    while not list(tmp_path.glob("o.npy.tmp*")) and p.poll() is None \
+            and time.monotonic() - t0 < 60:
+        time.sleep(0.002)
+    running = p.poll() is None
     p.send_signal(signal.SIGKILL)
     p.wait()
+    assert running, "the run ended before it could be killed"
+    assert list(tmp_path.glob("o.npy.tmp*")), "no temporary seen"
     assert not out.exists()  # only a temporary (.tmp-PID-N) may remain
     r = run("morph", "open", tmp_path / "big.npy", "-o", out, "--ball", "6", "--mem-limit", "1G",
             "--chunks", "16,256,256")

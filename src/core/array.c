@@ -78,7 +78,7 @@ voxa_status voxa_array_view(voxa_array *a, void *data, voxa_dtype t, int ndim,
  * more than most ops. Asking for transparent huge pages on the 2 MiB-aligned
  * interior (as NumPy does for its arrays) makes that ~10 ms. A hint only:
  * ignored where THP is off. */
-static void advise_huge_pages(void *data, size_t bytes) {
+void voxa__advise_huge_pages(void *data, size_t bytes) {
 #ifdef MADV_HUGEPAGE
     const uintptr_t huge = (uintptr_t)2 << 20;
     if (bytes < 4 * huge) return;
@@ -99,7 +99,7 @@ voxa_status voxa_array_new(voxa_array *a, voxa_dtype t, int ndim,
                            voxa_dtype_name(t), voxa__shape_str(a, buf, sizeof buf));
     }
     a->data = a->owner = p;
-    advise_huge_pages(p, (size_t)n * voxa_dtype_size(t));
+    voxa__advise_huge_pages(p, (size_t)n * voxa_dtype_size(t));
     return VOXA_OK;
 }
 

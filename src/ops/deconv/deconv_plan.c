@@ -354,6 +354,11 @@ voxa_status voxa_rl_plan_new(voxa_rl_plan **out, int ndim, const int64_t *shape,
     if (!p->staged) p->hf = fftwf_malloc((size_t)p->nc * sizeof(fftwf_complex));
     VOXA_GOTO_IF(!p->buf || (!p->staged && !p->hf), VOXA_ENOMEM,
                  "deconvolution: cannot allocate FFT buffers (%lld floats)", (long long)nreal);
+    /* every pass and FFT sweeps these (the z stage with a plane's stride):
+     * huge pages spare the TLB misses, as NumPy's arrays do for the FFT
+     * peers */
+    voxa__advise_huge_pages(p->buf, nreal * sizeof(float));
+    if (p->hf) voxa__advise_huge_pages(p->hf, (size_t)p->nc * sizeof(fftwf_complex));
 
     /* FFTW's planner is not thread-safe: plan under the one lock. MEASURE
      * scribbles on the buffer, which holds nothing yet. */

@@ -521,6 +521,7 @@ voxa_status voxa_rl_plan_execute(voxa_rl_plan *p, const voxa_array *in, voxa_arr
     } else {
         gbuf = voxa__malloc((size_t)nwin, sizeof(float));
         VOXA_GOTO_IF(!gbuf, VOXA_ENOMEM, "deconvolution: cannot allocate the image copy");
+        voxa__advise_huge_pages(gbuf, (size_t)nwin * sizeof(float));
         st = voxa__deconv_load_f32(in, gbuf, "image");
         if (st != VOXA_OK) goto done;
         g = gbuf;
@@ -532,12 +533,14 @@ voxa_status voxa_rl_plan_execute(voxa_rl_plan *p, const voxa_array *in, voxa_arr
     } else {
         fbuf = voxa__malloc((size_t)nwin, sizeof(float));
         VOXA_GOTO_IF(!fbuf, VOXA_ENOMEM, "deconvolution: cannot allocate the estimate");
+        voxa__advise_huge_pages(fbuf, (size_t)nwin * sizeof(float));
         R.fwin = fbuf;
     }
     if (p->nbox > nwin) {
         shell = voxa__malloc((size_t)(p->nbox - nwin), sizeof(float));
         VOXA_GOTO_IF(!shell, VOXA_ENOMEM,
                      "deconvolution: cannot allocate the estimate outside the image");
+        voxa__advise_huge_pages(shell, (size_t)(p->nbox - nwin) * sizeof(float));
     }
     R.fshell = shell;
     if (opt->accelerate) {
@@ -545,6 +548,7 @@ voxa_status voxa_rl_plan_execute(voxa_rl_plan *p, const voxa_array *in, voxa_arr
         dots = voxa__calloc((size_t)p->rows * 2, sizeof(double));
         VOXA_GOTO_IF(!acc || !dots, VOXA_ENOMEM,
                      "deconvolution: cannot allocate acceleration buffers");
+        voxa__advise_huge_pages(acc, (size_t)p->nbox * 2 * sizeof(float));
         R.xprev = acc;
         R.step = acc + p->nbox;
         R.dots = dots;

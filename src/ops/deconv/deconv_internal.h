@@ -34,6 +34,9 @@ struct voxa_rl_plan {
     fftwf_complex *hb;          /* backward (== hf unless zero mode, even m) */
     float *wtab;                /* free mode: 1 / H^T(window) per row class */
     int64_t K[2];               /* row classes along axes 0 and 1 (free mode) */
+    int64_t zlive[2];           /* planes [zlive[0], zlive[1]) hold a weight > 0;
+                                 * the estimate is 0 on the others for ever
+                                 * (free mode; else [0, L0)) */
     double psf_sum;
     fftwf_plan fwd, inv;        /* 3-D plans (NULL on the staged path) */
     int threads;                /* threads the FFTW plans were made for */

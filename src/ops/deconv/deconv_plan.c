@@ -217,6 +217,28 @@ static voxa_status border_weights(voxa_rl_plan *p, const float *h) {
     return st;
 }
 
+/* The planes where some weight is > 0 (see zlive). A PSF that fades out
+ * (a Gaussian: below 1e-4 of its sum a few sigma out) leaves the box's outer
+ * planes out of the data's reach; the staged path skips them. */
+static void live_planes(voxa_rl_plan *p) {
+    int64_t lo = p->L[0], hi = 0, cls = -1, live = 0, per = p->K[1] * p->L[2];
+    for (int64_t z = 0; z < p->L[0]; z++) {
+        int64_t c0 = voxa__rl_cls(z, p->n[0], p->m[0]);
+        if (c0 != cls) { /* the interior planes share one class: scan it once */
+            const float *w = p->wtab + c0 * per;
+            live = 0;
+            for (int64_t i = 0; i < per && !live; i++) live = w[i] > 0;
+            cls = c0;
+        }
+        if (live) {
+            lo = z < lo ? z : lo;
+            hi = z + 1;
+        }
+    }
+    p->zlive[0] = lo < hi ? lo : 0;
+    p->zlive[1] = lo < hi ? hi : p->L[0];
+}
+
 voxa_status voxa__rl_weights_box(const voxa_rl_plan *p, float **out) {
     VOXA_FAIL_IF(!p || !out || !p->wtab, VOXA_EINVAL, "deconvolution: no border weights");
     *out = voxa__malloc((size_t)p->nbox, sizeof(float));
@@ -333,6 +355,7 @@ voxa_status voxa_rl_plan_new(voxa_rl_plan **out, int ndim, const int64_t *shape,
     p->nbox = p->rows * p->L[2];
     p->nc = p->rows * (p->L[2] / 2 + 1);
     p->ncp = p->L[1] * (p->L[2] / 2 + 1);
+    p->zlive[1] = p->L[0];
     p->c0 = p->m[0] / 2;
     /* Staged 3-D transform (deconv_staged.c): free mode whenever the box has
      * several planes (it also saves H's 1.5x-image memory there); periodic
@@ -443,6 +466,7 @@ voxa_status voxa_rl_plan_new(voxa_rl_plan **out, int ndim, const int64_t *shape,
         VOXA_GOTO_IF(!p->wtab, VOXA_ENOMEM, "deconvolution: cannot allocate border weights");
         st = border_weights(p, p->psf);
         if (st != VOXA_OK) goto done;
+        live_planes(p);
     }
 done:
     voxa__free(h);

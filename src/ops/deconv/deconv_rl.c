@@ -400,20 +400,23 @@ static voxa_status planes(run *R, int64_t zlo, int64_t zhi, int c2r, voxa__range
 /* One RL iteration on the staged path (deconv_staged.c); on entry buf holds
  * the estimate's plane transforms unless `load` (first iteration) or
  * acceleration (extrapolate first). The last plane pass transforms the new
- * estimate for the next iteration unless `last` or accelerating. */
+ * estimate for the next iteration unless `last` or accelerating. Only the
+ * live planes [zl, zh) are loaded, gathered, scattered and updated: the
+ * estimate is 0 on the others (their transforms too), and buf there is
+ * never read. */
 static voxa_status staged_iteration(run *R, float *scr, int load, int extrapolate,
                                     int last, int accelerate) {
     const voxa_rl_plan *p = R->p;
-    int64_t L0 = p->L[0], w0 = p->off[0], w1 = p->off[0] + p->n[0];
+    int64_t zl = p->zlive[0], zh = p->zlive[1], w0 = p->off[0], w1 = p->off[0] + p->n[0];
     voxa_status st = VOXA_OK;
-    if (load) st = planes(R, 0, L0, 0, pass_load, 1);
-    else if (extrapolate) st = planes(R, 0, L0, 0, pass_extrapolate, 1);
+    if (load) st = planes(R, zl, zh, 0, pass_load, 1);
+    else if (extrapolate) st = planes(R, zl, zh, 0, pass_extrapolate, 1);
     /* H f: only the window's planes are needed (the ratio is 0 elsewhere) */
-    if (st == VOXA_OK) st = voxa__rl_staged_cols(p, scr, 0, 0, L0, w0, w1);
+    if (st == VOXA_OK) st = voxa__rl_staged_cols(p, scr, 0, zl, zh, w0, w1);
     if (st == VOXA_OK) st = planes(R, w0, w1, 1, pass_ratio, 1);
     /* H^T ratio: only the window's planes are non-zero */
-    if (st == VOXA_OK) st = voxa__rl_staged_cols(p, scr, 1, w0, w1, 0, L0);
-    if (st == VOXA_OK) st = planes(R, 0, L0, 1, pass_update, !last && !accelerate);
+    if (st == VOXA_OK) st = voxa__rl_staged_cols(p, scr, 1, w0, w1, zl, zh);
+    if (st == VOXA_OK) st = planes(R, zl, zh, 1, pass_update, !last && !accelerate);
     return st;
 }
 

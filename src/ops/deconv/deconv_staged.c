@@ -23,7 +23,10 @@
  * Pruning the plane structure gives: after the forward convolution only the
  * window's planes are needed (the ratio is 0 elsewhere), so only they are
  * scattered, inverse-transformed and ratio'd; the backward convolution
- * gathers only those planes (the others are 0).
+ * gathers only those planes (the others are 0). Likewise the estimate is 0
+ * for ever on the box's dead planes (every border weight 0: the box's
+ * rounding-up, and a PSF's tails below 1e-4 of its sum), so only the live
+ * ones (p->zlive) are transformed, gathered, scattered and updated.
  * Every FFT runs on one thread on data of fixed shape and the tiles and
  * planes do not depend on the thread count, so results are bit-identical
  * for any thread count.

@@ -21,7 +21,8 @@ of each method and the median (min-max) of the per-round ratio peer/voxa.
 Interleaving makes ratios resist the load of a shared machine better than
 two separate runs; the absolute times still move with it, so the load average
 is printed beside each table. RL times are per iteration (voxa: stamps of its
-progress callback, set-up excluded; scipy.fft route: the same).
+progress callback, set-up and the first iteration excluded, see voxa_iter;
+scipy.fft route: the same).
 
 Run: python bench/bench_frontier.py [--quick] [--rounds=N] [label edt rl]
 (edt --before=OLD_voxa.so: also times a copy of the extension built before a
@@ -252,16 +253,20 @@ def w2_scipy_iter(g, h, workers, n=2):
     return statistics.median(its)
 
 
-def voxa_iter(g, h, t, n=3, **kw):
-    """voxa RL: seconds per iteration (median over the first n - 1, from its
-    progress callback; set-up excluded; the last iteration is left out: on
-    free mode's staged path it skips the transform for a next iteration)."""
+def voxa_iter(g, h, t, n=5, **kw):
+    """voxa RL: seconds per iteration in steady state: the median of
+    iterations 2 to n - 1, from its progress callback (set-up excluded). The
+    first iteration is left out: it also transforms the starting estimate and
+    first touches the plan's buffers (page faults: 1.5-2.5x an iteration on
+    a VM, measured 2026-12-04), which the floors' pre-filled arrays never pay;
+    the last: on the staged path it skips the transform for a next
+    iteration."""
     voxa.set_threads(t)
     stamps = []
     voxa.richardson_lucy(g, h, n, progress=lambda d, tot: stamps.append(time.perf_counter()),
                          planning="auto",
                          **kw)
-    return statistics.median(np.diff(stamps)[:-1])
+    return statistics.median(np.diff(stamps)[1:-1])
 
 
 def rs(a, b):
@@ -292,8 +297,9 @@ def bench_rl():
            f"own FFTW build, voxa links Debian's libfftw3. voxa runs planning='auto' "
            f"(the staged path's plane plans, and z-tile plans where its z stage uses FFTs, "
            f"measured once per size in this "
-           f"process, wisdom cache off). scipy.fft route: workers={ALL} (all cores) in every "
-           f"round. Ratios are per round.", ""]
+           f"process, wisdom cache off), timed over its iterations 2-4 of 5 (steady state: the first "
+           f"one also pays the buffers' first-touch page faults). scipy.fft route: "
+           f"workers={ALL} (all cores) in every round. Ratios are per round.", ""]
     for t in (1, 2):
         load0 = loadavg()
         floors = {"floor": FFTWFloor(shape, t), "floor M": FFTWFloor(shape, t, "FFTW_MEASURE"),

@@ -34,9 +34,10 @@ struct voxa_rl_plan {
     fftwf_complex *hb;          /* backward (== hf unless zero mode, even m) */
     float *wtab;                /* free mode: 1 / H^T(window) per row class */
     int64_t K[2];               /* row classes along axes 0 and 1 (free mode) */
-    int64_t zlive[2];           /* planes [zlive[0], zlive[1]) hold a weight > 0;
-                                 * the estimate is 0 on the others for ever
-                                 * (free mode; else [0, L0)) */
+    int64_t zlive[2], ylive[2]; /* planes [zlive[0], zlive[1]), and rows of
+                                 * any plane [ylive[0], ylive[1]), holding a
+                                 * weight > 0: the estimate is 0 elsewhere for
+                                 * ever (free mode; else the whole box) */
     double psf_sum;
     fftwf_plan fwd, inv;        /* 3-D plans (NULL on the staged path) */
     int threads;                /* threads the FFTW plans were made for */
@@ -46,6 +47,14 @@ struct voxa_rl_plan {
      * z-FFTs on tiles of columns. */
     int staged;
     fftwf_plan pfwd, pinv;      /* 2-D r2c/c2r of one z-plane, 1 thread */
+    /* free mode: a plane's transform in its row and column stages instead
+     * (pinv NULL; pfwd, estimated, transforms only the PSF's planes), so that
+     * rows a pass does not read after c2r, or knows to be 0 before r2c, are
+     * skipped: rowf[k] / rowi[k] transform rows [yrows[k][0], yrows[k][1])
+     * (k = 0: the window's, for the ratio pass; 1: the live ones),
+     * colf / coli the columns */
+    fftwf_plan rowf[2], rowi[2], colf, coli;
+    int64_t yrows[2][2];
     fftwf_plan cfwd, cinv;      /* z-FFTs of a tile (L0 x VOXA_RL_TILE complex) */
     int zdirect;                /* z stage as a direct convolution
                                  * (deconv_zconv.c; no cfwd/cinv) */
@@ -76,6 +85,12 @@ struct voxa_rl_plan {
 int voxa__rl_staged_plans(voxa_rl_plan *p, unsigned fl);
 voxa_status voxa__rl_staged_psf(voxa_rl_plan *p);
 int64_t voxa__rl_staged_scratch(const voxa_rl_plan *p);
+/* One plane's 2-D r2c / c2r in place (pl: the plane's first float); on the
+ * split path only rows [yrows[k][0], yrows[k][1]): r2c takes the others to be
+ * 0 already (their floats are their coefficients then), c2r leaves them
+ * holding coefficients. */
+void voxa__rl_plane_r2c(const voxa_rl_plan *p, float *pl, int k);
+void voxa__rl_plane_c2r(const voxa_rl_plan *p, float *pl, int k);
 voxa_status voxa__rl_staged_cols(const voxa_rl_plan *p, float *scr, int conj,
                                  int64_t glo, int64_t ghi, int64_t slo, int64_t shi);
 

@@ -217,26 +217,38 @@ static voxa_status border_weights(voxa_rl_plan *p, const float *h) {
     return st;
 }
 
-/* The planes where some weight is > 0 (see zlive). A PSF that fades out
- * (a Gaussian: below 1e-4 of its sum a few sigma out) leaves the box's outer
- * planes out of the data's reach; the staged path skips them. */
-static void live_planes(voxa_rl_plan *p) {
-    int64_t lo = p->L[0], hi = 0, cls = -1, live = 0, per = p->K[1] * p->L[2];
-    for (int64_t z = 0; z < p->L[0]; z++) {
-        int64_t c0 = voxa__rl_cls(z, p->n[0], p->m[0]);
-        if (c0 != cls) { /* the interior planes share one class: scan it once */
-            const float *w = p->wtab + c0 * per;
-            live = 0;
-            for (int64_t i = 0; i < per && !live; i++) live = w[i] > 0;
-            cls = c0;
+/* Whether any weight of row class (c0, c1) is > 0. */
+static int class_live(const voxa_rl_plan *p, int64_t c0, int64_t c1) {
+    const float *w = p->wtab + (c0 * p->K[1] + c1) * p->L[2];
+    for (int64_t x = 0; x < p->L[2]; x++)
+        if (w[x] > 0) return 1;
+    return 0;
+}
+
+/* The planes, and the rows of any plane, where some weight is > 0 (zlive,
+ * ylive). A PSF that fades out (a Gaussian: below 1e-4 of its sum a few
+ * sigma out) leaves the box's outer planes and rows, besides those its
+ * rounding-up adds, out of the data's reach; the staged path skips them. */
+static void live_ranges(voxa_rl_plan *p) {
+    int64_t lo[2] = {p->L[0], p->L[1]}, hi[2] = {0, 0};
+    for (int64_t c0 = 0; c0 < p->K[0]; c0++)
+        for (int64_t c1 = 0; c1 < p->K[1]; c1++) {
+            if (!class_live(p, c0, c1)) continue;
+            /* the class's coordinates: [k, k + 1) or the interior [m-1, n) */
+            int64_t k[2] = {c0, c1};
+            for (int d = 0; d < 2; d++) {
+                int64_t n = p->n[d], m = p->m[d];
+                int64_t a = k[d] < m - 1 ? k[d] : k[d] == m - 1 ? m - 1 : k[d] + n - m;
+                int64_t b = k[d] == m - 1 ? n : a + 1;
+                lo[d] = a < lo[d] ? a : lo[d];
+                hi[d] = b > hi[d] ? b : hi[d];
+            }
         }
-        if (live) {
-            lo = z < lo ? z : lo;
-            hi = z + 1;
-        }
+    for (int d = 0; d < 2; d++) { /* none live: cannot happen (sum > 0) */
+        int64_t *r = d ? p->ylive : p->zlive;
+        r[0] = lo[d] < hi[d] ? lo[d] : 0;
+        r[1] = lo[d] < hi[d] ? hi[d] : p->L[d];
     }
-    p->zlive[0] = lo < hi ? lo : 0;
-    p->zlive[1] = lo < hi ? hi : p->L[0];
 }
 
 voxa_status voxa__rl_weights_box(const voxa_rl_plan *p, float **out) {
@@ -279,8 +291,10 @@ voxa_status voxa__rl_full_h(voxa_rl_plan *p) {
 void voxa_rl_plan_free(voxa_rl_plan *p) {
     if (!p) return;
     voxa__fftw_lock();
-    fftwf_plan pl[6] = {p->fwd, p->inv, p->pfwd, p->pinv, p->cfwd, p->cinv};
-    for (int i = 0; i < 6; i++)
+    fftwf_plan pl[12] = {p->fwd,     p->inv,     p->pfwd,    p->pinv,
+                         p->cfwd,    p->cinv,    p->rowf[0], p->rowf[1],
+                         p->rowi[0], p->rowi[1], p->colf,    p->coli};
+    for (int i = 0; i < 12; i++)
         if (pl[i]) fftwf_destroy_plan(pl[i]);
     voxa__fftw_unlock();
     fftwf_free(p->hxy);
@@ -356,6 +370,7 @@ voxa_status voxa_rl_plan_new(voxa_rl_plan **out, int ndim, const int64_t *shape,
     p->nc = p->rows * (p->L[2] / 2 + 1);
     p->ncp = p->L[1] * (p->L[2] / 2 + 1);
     p->zlive[1] = p->L[0];
+    p->ylive[1] = p->L[1];
     p->c0 = p->m[0] / 2;
     /* Staged 3-D transform (deconv_staged.c): free mode whenever the box has
      * several planes (it also saves H's 1.5x-image memory there); periodic
@@ -382,6 +397,27 @@ voxa_status voxa_rl_plan_new(voxa_rl_plan **out, int ndim, const int64_t *shape,
      * peers */
     voxa__advise_huge_pages(p->buf, nreal * sizeof(float));
     if (p->hf) voxa__advise_huge_pages(p->hf, (size_t)p->nc * sizeof(fftwf_complex));
+
+    /* The PSF as float32, C-contiguous, 3-D. */
+    int64_t msize = p->m[0] * p->m[1] * p->m[2];
+    h = voxa__malloc((size_t)msize, sizeof(float));
+    VOXA_GOTO_IF(!h, VOXA_ENOMEM, "deconvolution: cannot allocate the PSF copy");
+    st = voxa__deconv_load_f32(psf, h, "psf");
+    if (st != VOXA_OK) goto done;
+    p->psf = h;
+    h = NULL;
+
+    /* The border weights first: the staged plans transform only the rows
+     * they make live. */
+    if (boundary == VOXA_RL_FREE) {
+        p->K[0] = p->m[0] + p->L[0] - p->n[0];
+        p->K[1] = p->m[1] + p->L[1] - p->n[1];
+        p->wtab = voxa__malloc((size_t)(p->K[0] * p->K[1] * p->L[2]), sizeof(float));
+        VOXA_GOTO_IF(!p->wtab, VOXA_ENOMEM, "deconvolution: cannot allocate border weights");
+        st = border_weights(p, p->psf);
+        if (st != VOXA_OK) goto done;
+        live_ranges(p);
+    }
 
     /* FFTW's planner is not thread-safe: plan under the one lock. MEASURE
      * scribbles on the buffer, which holds nothing yet. */
@@ -426,15 +462,6 @@ voxa_status voxa_rl_plan_new(voxa_rl_plan **out, int ndim, const int64_t *shape,
                  "deconvolution: FFTW could not plan a transform of shape (%lld, %lld, %lld)",
                  (long long)p->L[0], (long long)p->L[1], (long long)p->L[2]);
 
-    /* The PSF as float32, C-contiguous, 3-D. */
-    int64_t msize = p->m[0] * p->m[1] * p->m[2];
-    h = voxa__malloc((size_t)msize, sizeof(float));
-    VOXA_GOTO_IF(!h, VOXA_ENOMEM, "deconvolution: cannot allocate the PSF copy");
-    st = voxa__deconv_load_f32(psf, h, "psf");
-    if (st != VOXA_OK) goto done;
-    p->psf = h;
-    h = NULL;
-
     int64_t cf[3], cb[3];
     int two = 0;
     for (int d = 0; d < 3; d++) {
@@ -458,15 +485,6 @@ voxa_status voxa_rl_plan_new(voxa_rl_plan **out, int ndim, const int64_t *shape,
         if (st != VOXA_OK) goto done;
     } else {
         p->hb = p->hf;
-    }
-    if (boundary == VOXA_RL_FREE) {
-        p->K[0] = p->m[0] + p->L[0] - p->n[0];
-        p->K[1] = p->m[1] + p->L[1] - p->n[1];
-        p->wtab = voxa__malloc((size_t)(p->K[0] * p->K[1] * p->L[2]), sizeof(float));
-        VOXA_GOTO_IF(!p->wtab, VOXA_ENOMEM, "deconvolution: cannot allocate border weights");
-        st = border_weights(p, p->psf);
-        if (st != VOXA_OK) goto done;
-        live_planes(p);
     }
 done:
     voxa__free(h);

@@ -69,6 +69,7 @@ typedef struct run {
     /* staged path: the plane pass's steps (pass_planes) */
     int64_t z0;         /* first plane of the pass */
     int c2r, r2c;       /* transform the plane before / after its rows */
+    int rows;           /* which rows the transforms keep (voxa__rl_plane_r2c) */
     voxa__range_fn rows_fn; /* the element-wise pass on the plane's rows */
 } run;
 
@@ -378,18 +379,21 @@ static voxa_status pass_planes(int64_t lo, int64_t hi, int tid, void *ctx) {
     int64_t L1 = p->L[1];
     for (int64_t z = R->z0 + lo; z < R->z0 + hi; z++) {
         float *pl = p->buf + z * L1 * p->px;
-        if (R->c2r) fftwf_execute_dft_c2r(p->pinv, (fftwf_complex *)pl, pl);
+        if (R->c2r) voxa__rl_plane_c2r(p, pl, R->rows);
         if (R->rows_fn) {
             voxa_status st = R->rows_fn(z * L1, (z + 1) * L1, tid, R);
             if (st != VOXA_OK) return st;
         }
-        if (R->r2c) fftwf_execute_dft_r2c(p->pfwd, pl, (fftwf_complex *)pl);
+        if (R->r2c) voxa__rl_plane_r2c(p, pl, R->rows);
     }
     return VOXA_OK;
 }
 
 static voxa_status planes(run *R, int64_t zlo, int64_t zhi, int c2r, voxa__range_fn fn,
                           int r2c) {
+    /* the ratio pass reads only the window's rows and zeroes the others;
+     * the others read and write the live rows (the estimate is 0 elsewhere) */
+    R->rows = fn == pass_ratio ? 0 : 1;
     R->z0 = zlo;
     R->c2r = c2r;
     R->r2c = r2c;

@@ -27,6 +27,16 @@
  * for ever on the box's dead planes (every border weight 0: the box's
  * rounding-up, and a PSF's tails below 1e-4 of its sum), so only the live
  * ones (p->zlive) are transformed, gathered, scattered and updated.
+ * In free mode a plane's 2-D transform runs as its two stages, rows (r2c /
+ * c2r along x) and columns (c2c along y), so the row stage can skip rows:
+ * after c2r the ratio pass reads only the window's rows and zeroes the rest
+ * before its r2c, and the update, load and extrapolation passes read and
+ * write only live rows (p->ylive; 0 elsewhere). That is 512 of 560 rows
+ * for the ratio and 526 for the rest on (128, 512, 512) with the
+ * benchmark's Gaussian 32^3 PSF (4-6 % of a plane's transform pair, 3 %
+ * of an iteration with 2 threads, BENCHMARKS.md session 7), for two row
+ * plans more of each kind to measure (about 0.9 s the first time a size is
+ * seen). Periodic mode has no such rows and keeps the 2-D plans.
  * Every FFT runs on one thread on data of fixed shape and the tiles and
  * planes do not depend on the thread count, so results are bit-identical
  * for any thread count.
@@ -37,15 +47,49 @@
 
 #include <string.h>
 
+/* Free mode's row plans: rows [y0, y1) of a plane, planned at their place
+ * in the buffer (so at every plane's alignment when the plane stride keeps
+ * it, else pf has FFTW_UNALIGNED). */
+static void split_plans(voxa_rl_plan *p, unsigned pf) {
+    int n2 = (int)p->L[2], n1 = (int)p->L[1], px = (int)p->px, cw = (int)(p->px / 2);
+    int64_t y[2][2] = {{p->off[1], p->off[1] + p->n[1]}, {p->ylive[0], p->ylive[1]}};
+    for (int k = 0; k < 2; k++) {
+        float *r = p->buf + y[k][0] * p->px;
+        int how = (int)(y[k][1] - y[k][0]);
+        p->yrows[k][0] = y[k][0];
+        p->yrows[k][1] = y[k][1];
+        p->rowf[k] = fftwf_plan_many_dft_r2c(1, &n2, how, r, NULL, 1, px,
+                                             (fftwf_complex *)r, NULL, 1, cw, pf);
+        p->rowi[k] = fftwf_plan_many_dft_c2r(1, &n2, how, (fftwf_complex *)r, NULL, 1, cw, r,
+                                             NULL, 1, px, pf);
+    }
+    fftwf_complex *c = (fftwf_complex *)p->buf;
+    p->colf = fftwf_plan_many_dft(1, &n1, cw, c, NULL, cw, 1, c, NULL, cw, 1, FFTW_FORWARD, pf);
+    p->coli = fftwf_plan_many_dft(1, &n1, cw, c, NULL, cw, 1, c, NULL, cw, 1, FFTW_BACKWARD, pf);
+}
+
+static int split_ok(const voxa_rl_plan *p) {
+    return p->rowf[0] && p->rowf[1] && p->rowi[0] && p->rowi[1] && p->colf && p->coli;
+}
+
 int voxa__rl_staged_plans(voxa_rl_plan *p, unsigned fl) {
     int d2[2] = {(int)p->L[1], (int)p->L[2]}, n0 = (int)p->L[0];
     /* every plane must have the planned plane's alignment, or FFTW's SIMD
      * codelets cannot be used on it (new-array execute) */
     unsigned pf = fl | ((p->L[1] * p->px) % 16 ? FFTW_UNALIGNED : 0);
+    int split = p->boundary == VOXA_RL_FREE;
     fftwf_plan_with_nthreads(1);
-    p->pfwd = fftwf_plan_dft_r2c(2, d2, p->buf, (fftwf_complex *)p->buf, pf);
-    p->pinv = fftwf_plan_dft_c2r(2, d2, (fftwf_complex *)p->buf, p->buf, pf);
-    if (p->zdirect) return p->pfwd && p->pinv; /* no z-FFTs (deconv_zconv.c) */
+    if (split) {
+        split_plans(p, pf);
+        /* the 2-D r2c only transforms the PSF's m0 planes, once */
+        p->pfwd = fftwf_plan_dft_r2c(2, d2, p->buf, (fftwf_complex *)p->buf,
+                                     FFTW_ESTIMATE | (pf & FFTW_UNALIGNED));
+    } else {
+        p->pfwd = fftwf_plan_dft_r2c(2, d2, p->buf, (fftwf_complex *)p->buf, pf);
+        p->pinv = fftwf_plan_dft_c2r(2, d2, (fftwf_complex *)p->buf, p->buf, pf);
+    }
+    int planes_ok = p->pfwd && (split ? split_ok(p) : p->pinv != NULL);
+    if (p->zdirect) return planes_ok; /* no z-FFTs (deconv_zconv.c) */
     fftwf_complex *s = fftwf_malloc((size_t)(n0 * VOXA_RL_TILE) * sizeof(fftwf_complex));
     if (!s) return -1;
     p->cfwd = fftwf_plan_many_dft(1, &n0, VOXA_RL_TILE, s, NULL, 1, n0, s, NULL, 1, n0,
@@ -53,7 +97,32 @@ int voxa__rl_staged_plans(voxa_rl_plan *p, unsigned fl) {
     p->cinv = fftwf_plan_many_dft(1, &n0, VOXA_RL_TILE, s, NULL, 1, n0, s, NULL, 1, n0,
                                   FFTW_BACKWARD, fl);
     fftwf_free(s);
-    return p->pfwd && p->pinv && p->cfwd && p->cinv;
+    return planes_ok && p->cfwd && p->cinv;
+}
+
+void voxa__rl_plane_r2c(const voxa_rl_plan *p, float *pl, int k) {
+    if (!p->colf) {
+        fftwf_execute_dft_r2c(p->pfwd, pl, (fftwf_complex *)pl);
+        return;
+    }
+    /* the skipped rows' first L2 floats are 0 (the pass wrote them); their
+     * padding becomes 0 too, and each such row then reads as 0 coefficients */
+    for (int64_t y = 0; y < p->L[1]; y++)
+        if (y == p->yrows[k][0]) y = p->yrows[k][1] - 1;
+        else memset(pl + y * p->px + p->L[2], 0, (size_t)(p->px - p->L[2]) * sizeof(float));
+    float *r = pl + p->yrows[k][0] * p->px;
+    fftwf_execute_dft_r2c(p->rowf[k], r, (fftwf_complex *)r);
+    fftwf_execute_dft(p->colf, (fftwf_complex *)pl, (fftwf_complex *)pl);
+}
+
+void voxa__rl_plane_c2r(const voxa_rl_plan *p, float *pl, int k) {
+    if (!p->colf) {
+        fftwf_execute_dft_c2r(p->pinv, (fftwf_complex *)pl, pl);
+        return;
+    }
+    fftwf_execute_dft(p->coli, (fftwf_complex *)pl, (fftwf_complex *)pl);
+    float *r = pl + p->yrows[k][0] * p->px;
+    fftwf_execute_dft_c2r(p->rowi[k], (fftwf_complex *)r, r);
 }
 
 /* hxy: each PSF plane k0 written into a zeroed plane with h[k0][c1][c2] at

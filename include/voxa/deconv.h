@@ -61,8 +61,8 @@ typedef struct voxa_rl_plan voxa_rl_plan;
                                       transform (seconds to plan a 3-D box) */
 #define VOXA_RL_MEASURE_PLANES 2 /**< the default, also with no flag: measure
                                       only the staged path's small per-plane
-                                      (and z-tile) plans (about a second the
-                                      first time a size is seen, then wisdom
+                                      (and z-tile) plans (1-2 s the first
+                                      time a size is seen, then wisdom
                                       and the per-user cache; up to 3x faster
                                       transforms there) and estimate the rest */
 #define VOXA_RL_ESTIMATE 4       /**< FFTW_ESTIMATE everywhere: instant, and the

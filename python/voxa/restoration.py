@@ -62,8 +62,8 @@ def richardson_lucy(image, psf, num_iter=20, boundary="free", clip=False,
         raising) cancels. Ctrl-C also cancels.
     planning : 'auto' (default), 'estimate' or 'measure': how FFTW picks its
         algorithms. 'auto' measures the small per-plane plans (and z-tile
-        plans where the z stage uses FFTs) of 3-D free/periodic runs (about
-        a second the first time a size is seen in a process, then wisdom and
+        plans where the z stage uses FFTs) of 3-D free/periodic runs (1-2 s
+        the first time a size is seen in a process, then wisdom and
         the per-user cache; up to 3x faster transforms there, up to
         1.6x faster iterations) and estimates the rest; 'estimate' plans
         instantly, the same plans in every process unless measured wisdom

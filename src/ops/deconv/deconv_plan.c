@@ -424,8 +424,8 @@ voxa_status voxa_rl_plan_new(voxa_rl_plan **out, int ndim, const int64_t *shape,
     int dims[3];
     for (int d = 0; d < ndim; d++) dims[d] = (int)p->L[3 - ndim + d];
     /* The staged path's plans are small (one plane, one z-tile if any), so by
-     * default they are measured (about a second the first time a size is
-     * seen, then wisdom), where ESTIMATE picks plans up to ~3x slower (a
+     * default they are measured (1-2 s the first time a size is seen,
+     * then wisdom), where ESTIMATE picks plans up to ~3x slower (a
      * 512^2 plane, a batch of 160-point columns). The 3-D plans of the other
      * paths would take seconds to minutes: estimated unless MEASURE. */
     unsigned fl = (flags & VOXA_RL_MEASURE) || (p->staged && !(flags & VOXA_RL_ESTIMATE))

@@ -39,7 +39,7 @@ static const voxa_param params[NPARAMS] = {
     /* no default value, so that a contradicting --measure can be told from it */
     [PLANNING] = {"planning", VOXA_PARAM_CHOICE, NULL,
                   "how FFTW picks its algorithms. auto (the default): measure the small "
-                  "per-plane plans of 3-D wrap-free/periodic runs (about a second once per size, "
+                  "per-plane plans of 3-D wrap-free/periodic runs (1-2 s once per size, "
                   "then the wisdom cache; up to 1.6x faster iterations) and estimate the rest; "
                   "estimate: instant plans, "
                   "the same in every process unless measured wisdom is cached; measure: time "

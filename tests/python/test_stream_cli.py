@@ -163,8 +163,9 @@ def test_killed_run_leaves_no_output(tmp_path):
     np.save(tmp_path / "big.npy", big)
     out = tmp_path / "o.npy"
     # one thread, one-plane blocks with an 8-plane halo each side: about a
-    # second here, and the temporary appears within milliseconds; killed as
-    # soon as it does (a fixed sleep raced a fast machine's finished run)
+    # second here; the temporary appears within milliseconds, and the run is
+    # killed 0.1 s later, mid-run (a fixed sleep from the start raced a fast
+    # machine's finished run)
     p = subprocess.Popen([CLI, "morph", "open", str(tmp_path / "big.npy"), "-o", str(out),
                           "--ball", "8", "--mem-limit", "1G", "--chunks", "1,256,256"],
                          env=dict(os.environ, VOXA_NUM_THREADS="1"))
@@ -172,6 +173,7 @@ def test_killed_run_leaves_no_output(tmp_path):
     while not list(tmp_path.glob("o.npy.tmp*")) and p.poll() is None \
             and time.monotonic() - t0 < 60:
         time.sleep(0.002)
+    time.sleep(0.1)
     running = p.poll() is None
     p.send_signal(signal.SIGKILL)
     p.wait()

@@ -51,7 +51,7 @@ struct voxa_rl_plan {
      * (pinv NULL; pfwd, estimated, transforms only the PSF's planes), so that
      * rows a pass does not read after c2r, or knows to be 0 before r2c, are
      * skipped: rowf[k] / rowi[k] transform rows [yrows[k][0], yrows[k][1])
-     * (k = 0: the window's, for the ratio pass; 1: the live ones),
+     * (k: VOXA_RL_ROWS_WINDOW, for the ratio pass, or VOXA_RL_ROWS_LIVE),
      * colf / coli the columns */
     fftwf_plan rowf[2], rowi[2], colf, coli;
     int64_t yrows[2][2];
@@ -85,6 +85,9 @@ struct voxa_rl_plan {
 int voxa__rl_staged_plans(voxa_rl_plan *p, unsigned fl);
 voxa_status voxa__rl_staged_psf(voxa_rl_plan *p);
 int64_t voxa__rl_staged_scratch(const voxa_rl_plan *p);
+/* The row sets of the split plane transforms (yrows). */
+enum { VOXA_RL_ROWS_WINDOW = 0, VOXA_RL_ROWS_LIVE = 1 };
+
 /* One plane's 2-D r2c / c2r in place (pl: the plane's first float); on the
  * split path only rows [yrows[k][0], yrows[k][1]): r2c takes the others to be
  * 0 already (their floats are their coefficients then), c2r leaves them

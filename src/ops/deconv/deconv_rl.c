@@ -390,10 +390,8 @@ static voxa_status pass_planes(int64_t lo, int64_t hi, int tid, void *ctx) {
 }
 
 static voxa_status planes(run *R, int64_t zlo, int64_t zhi, int c2r, voxa__range_fn fn,
-                          int r2c) {
-    /* the ratio pass reads only the window's rows and zeroes the others;
-     * the others read and write the live rows (the estimate is 0 elsewhere) */
-    R->rows = fn == pass_ratio ? 0 : 1;
+                          int r2c, int rows) {
+    R->rows = rows;
     R->z0 = zlo;
     R->c2r = c2r;
     R->r2c = r2c;
@@ -413,14 +411,17 @@ static voxa_status staged_iteration(run *R, float *scr, int load, int extrapolat
     const voxa_rl_plan *p = R->p;
     int64_t zl = p->zlive[0], zh = p->zlive[1], w0 = p->off[0], w1 = p->off[0] + p->n[0];
     voxa_status st = VOXA_OK;
-    if (load) st = planes(R, zl, zh, 0, pass_load, 1);
-    else if (extrapolate) st = planes(R, zl, zh, 0, pass_extrapolate, 1);
+    /* the ratio pass reads only the window's rows and zeroes the others;
+     * the others read and write the live rows (the estimate is 0 elsewhere) */
+    const int live = VOXA_RL_ROWS_LIVE;
+    if (load) st = planes(R, zl, zh, 0, pass_load, 1, live);
+    else if (extrapolate) st = planes(R, zl, zh, 0, pass_extrapolate, 1, live);
     /* H f: only the window's planes are needed (the ratio is 0 elsewhere) */
     if (st == VOXA_OK) st = voxa__rl_staged_cols(p, scr, 0, zl, zh, w0, w1);
-    if (st == VOXA_OK) st = planes(R, w0, w1, 1, pass_ratio, 1);
+    if (st == VOXA_OK) st = planes(R, w0, w1, 1, pass_ratio, 1, VOXA_RL_ROWS_WINDOW);
     /* H^T ratio: only the window's planes are non-zero */
     if (st == VOXA_OK) st = voxa__rl_staged_cols(p, scr, 1, w0, w1, zl, zh);
-    if (st == VOXA_OK) st = planes(R, zl, zh, 1, pass_update, !last && !accelerate);
+    if (st == VOXA_OK) st = planes(R, zl, zh, 1, pass_update, !last && !accelerate, live);
     return st;
 }
 

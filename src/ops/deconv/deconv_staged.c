@@ -52,7 +52,11 @@
  * it, else pf has FFTW_UNALIGNED). */
 static void split_plans(voxa_rl_plan *p, unsigned pf) {
     int n2 = (int)p->L[2], n1 = (int)p->L[1], px = (int)p->px, cw = (int)(p->px / 2);
-    int64_t y[2][2] = {{p->off[1], p->off[1] + p->n[1]}, {p->ylive[0], p->ylive[1]}};
+    int64_t y[2][2];
+    y[VOXA_RL_ROWS_WINDOW][0] = p->off[1];
+    y[VOXA_RL_ROWS_WINDOW][1] = p->off[1] + p->n[1];
+    y[VOXA_RL_ROWS_LIVE][0] = p->ylive[0];
+    y[VOXA_RL_ROWS_LIVE][1] = p->ylive[1];
     for (int k = 0; k < 2; k++) {
         float *r = p->buf + y[k][0] * p->px;
         int how = (int)(y[k][1] - y[k][0]);
@@ -107,9 +111,9 @@ void voxa__rl_plane_r2c(const voxa_rl_plan *p, float *pl, int k) {
     }
     /* the skipped rows' first L2 floats are 0 (the pass wrote them); their
      * padding becomes 0 too, and each such row then reads as 0 coefficients */
-    for (int64_t y = 0; y < p->L[1]; y++)
-        if (y == p->yrows[k][0]) y = p->yrows[k][1] - 1;
-        else memset(pl + y * p->px + p->L[2], 0, (size_t)(p->px - p->L[2]) * sizeof(float));
+    size_t pad = (size_t)(p->px - p->L[2]) * sizeof(float);
+    for (int64_t y = 0; y < p->yrows[k][0]; y++) memset(pl + y * p->px + p->L[2], 0, pad);
+    for (int64_t y = p->yrows[k][1]; y < p->L[1]; y++) memset(pl + y * p->px + p->L[2], 0, pad);
     float *r = pl + p->yrows[k][0] * p->px;
     fftwf_execute_dft_r2c(p->rowf[k], r, (fftwf_complex *)r);
     fftwf_execute_dft(p->colf, (fftwf_complex *)pl, (fftwf_complex *)pl);

@@ -165,8 +165,8 @@ for inc in /usr/include "$PREFIX/usr/include"; do
 done
 [ -f "$PREFIX/usr/include/vkFFT.h" ] && RL_INC="$RL_INC -I$PREFIX/usr/include"
 RL_LIBDIR="-L$PREFIX/usr/lib/x86_64-linux-gnu"
-RLSRC=$(ls src/core/*.c src/backend/*.c src/ops/deconv/deconv_plan.c src/ops/deconv/deconv_rl.c \
-        src/ops/deconv/deconv_gpu.c src/ops/deconv/psf.c src/io/atomic.c)
+# every deconv source but the op descriptor (op_*.c needs the registry)
+RLSRC=$(ls src/core/*.c src/backend/*.c src/ops/deconv/deconv_*.c src/ops/deconv/psf.c src/io/atomic.c)
 if [ -z "$RL_INC" ]; then
     echo "RL: skipped (fftw3.h not found: put libfftw3-dev and libfftw3-single3 in .gpu-debs)"
 else

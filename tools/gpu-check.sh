@@ -8,7 +8,8 @@
 #    with gcc and nvcc alone - no libtiff/FFTW needed on a bare machine;
 # 2. runs the GPU parity test (tests/c/test_backend.c) on cuda and on
 #    opencl (OpenCL on the NVIDIA driver), each op against the CPU backend;
-# 3. where `make build` made the Python extension, runs tests/python/test_gpu_ops.py,
+# 3. where `make build` made the Python extension (or a packed library is given, below),
+#    runs tests/python/test_gpu_ops.py,
 #    test_gpu_tiles.py (label/EDT by tiles) and test_gpu_device.py on cuda; with CuPy
 #    (installed from .gpu-wheels/ or the index when missing) the device-array test checks
 #    parity with the CPU and that no byte goes to the device (voxa_gpu_transfers);
@@ -27,10 +28,26 @@
 # when /etc/OpenCL/vendors has none. A backend that cannot run is reported
 # with its reason and the rest goes on.
 #
+# A GPU machine without `make build` (no Debian -dev packages, another Python): pack
+# the library where `make build` ran, carry the folder, and name it there:
+#   bash tools/gpu-check.sh --pack .gpu-pack     # here: libvoxa.a, the CLI, their .so's
+#   PACK=.gpu-pack bash tools/gpu-check.sh       # there: builds the extension for python3
+#
 # Env: SCALE=0.1 shrinks the benchmark volumes (for a CPU-only dry run with
 # PoCL); BACKENDS="cuda opencl" chooses what is tested; OUT=dir keeps logs.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+if [ "${1:-}" = "--pack" ]; then
+    # libvoxa.a, the CLI and the shared libraries they need beyond the C/C++ runtime
+    dir=${2:?usage: gpu-check.sh --pack DIR}
+    [ -f "$ROOT/build/libvoxa.a" ] && [ -x "$ROOT/build/voxa" ] || { echo "--pack: run make build first"; exit 1; }
+    mkdir -p "$dir/lib" && cp "$ROOT/build/libvoxa.a" "$ROOT/build/voxa" "$dir/" || exit 1
+    ldd "$ROOT/build/voxa" | awk '$3 ~ /^\// {print $3}' |
+        grep -vE '/(libc|libm|libgomp|libstdc\+\+|libgcc_s|libdl|libpthread)\.so' |
+        xargs -I{} cp -L {} "$dir/lib/" || exit 1
+    ls "$dir" "$dir/lib"
+    exit 0
+fi
 B=${BUILD:-$ROOT/build-gpu}
 BACKENDS=${BACKENDS:-"cuda opencl"}
 SCALE=${SCALE:-1}
@@ -118,7 +135,30 @@ done
 
 # ---- Python (backend=, CuPy): only where `make build` made .venv and the extension -----
 PY=""
-if [ -x .venv/bin/python ] && ls python/voxa/_voxa*.so >/dev/null 2>&1; then PY=.venv/bin/python; fi
+CLI=$ROOT/build/voxa
+if [ -x .venv/bin/python ] && ls python/voxa/_voxa*.so >/dev/null 2>&1; then
+    PY=.venv/bin/python
+elif [ -n "${PACK:-}" ] && [ -f "$PACK/libvoxa.a" ] && command -v python3 >/dev/null; then
+    # the machine's python3 with an extension built here against the packed library;
+    # of the packed .so's, only those the machine lacks go on the library path
+    log "python extension for $(python3 -V) from $PACK"
+    mkdir -p "$B/packlib"
+    for f in "$PACK"/lib/*; do
+        n=$(basename "$f")
+        ldconfig -p | awk -v n="$n" '$1 == n {f = 1} END {exit !f}' || ln -sf "$(realpath "$f")" "$B/packlib/$n"
+    done
+    export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$B/packlib"
+    pyinc=$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
+    pysuf=$(python3 -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
+    if [ -f "$pyinc/Python.h" ] &&
+       $CC -O2 -fPIC -shared -fopenmp -Iinclude -Ipython/ext -I"$pyinc" -o "python/voxa/_voxa$pysuf" \
+           python/ext/*.c "$PACK/libvoxa.a" "$PACK"/lib/* -lm -ldl -lpthread; then
+        PY=python3
+        CLI=$(realpath "$PACK/voxa")
+    else
+        echo "python: could not build the extension for python3 (Python.h: $pyinc)"
+    fi
+fi
 if [ -n "$PY" ] && ! "$PY" -c "import cupy" 2>/dev/null; then
     # CuPy for the device-array checks and the cupyx comparison: from wheels carried in
     # .gpu-wheels/ (the GPU machine may have no network), else from the index if reachable
@@ -132,7 +172,7 @@ if [ -n "$PY" ] && ! "$PY" -c "import cupy" 2>/dev/null; then
 fi
 if [ -n "$PY" ] && [[ " $BACKENDS " == *" cuda "* ]]; then
     log "python on cuda: backend=, tiles, device arrays (CuPy: parity, no host copy)"
-    VOXA_TEST_BACKENDS=cuda PYTHONPATH=$ROOT/python VOXA_CLI=$ROOT/build/voxa timeout 200 \
+    VOXA_TEST_BACKENDS=cuda PYTHONPATH=$ROOT/python VOXA_CLI=$CLI timeout 200 \
         "$PY" -m pytest -q -rs -p no:napari tests/python/test_gpu_ops.py \
         tests/python/test_gpu_tiles.py tests/python/test_gpu_device.py 2>&1 | tail -8 || rc=1
 elif [ -n "$PY" ]; then

@@ -25,7 +25,8 @@
 # by git; on the dev machine: mkdir .gpu-debs && cd .gpu-debs && apt-get
 # download ocl-icd-libopencl1 opencl-c-headers) and they are unpacked into
 # a private prefix. The NVIDIA ICD is registered from libnvidia-opencl.so.1
-# when /etc/OpenCL/vendors has none. A backend that cannot run is reported
+# when no file in /etc/OpenCL/vendors names it (an image may list PoCL alone;
+# voxa then still takes the GPU: the first GPU of any platform). A backend that cannot run is reported
 # with its reason and the rest goes on.
 #
 # A GPU machine without `make build` (no Debian -dev packages, another Python): pack
@@ -34,7 +35,9 @@
 #   PACK=.gpu-pack bash tools/gpu-check.sh       # there: builds the extension for python3
 #
 # Env: SCALE=0.1 shrinks the benchmark volumes (for a CPU-only dry run with
-# PoCL); BACKENDS="cuda opencl" chooses what is tested; OUT=dir keeps logs.
+# PoCL); BACKENDS="cuda opencl" chooses what is tested; BUILD=dir (default
+# build-gpu) keeps the builds and logs; W2_FULL=1 adds the W2 job at its own
+# size on cuda (16 GB image; W2_FULL_TIMEOUT seconds, default 240).
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 if [ "${1:-}" = "--pack" ]; then
@@ -71,12 +74,14 @@ for inc in /usr/include "$PREFIX/usr/include" /usr/local/cuda/include; do
     if [ -f "$inc/CL/cl.h" ]; then CFLAGS_CL="-DVOXA_HAVE_OPENCL_HEADERS -I$inc"; break; fi
 done
 [ -z "$CFLAGS_CL" ] && echo "opencl: CL/cl.h not found: the opencl backend is not built"
-export LD_LIBRARY_PATH="/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
-if ! ls /etc/OpenCL/vendors/*.icd >/dev/null 2>&1 && [ -z "${OCL_ICD_VENDORS:-}" ]; then
+# after the carried ICD loader: CUDA's folder has a libOpenCL.so.1 of its own
+export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}:/usr/local/cuda/lib64"
+if ! grep -qs nvidia /etc/OpenCL/vendors/*.icd && [ -z "${OCL_ICD_VENDORS:-}" ]; then
     lib=$(ldconfig -p 2>/dev/null | awk '/libnvidia-opencl.so.1/{print $NF; exit}')
     [ -z "$lib" ] && lib=$(ls /usr/local/nvidia/lib64/libnvidia-opencl.so.1 2>/dev/null)
     if [ -n "$lib" ]; then
-        mkdir -p "$B/vendors" && echo "$lib" > "$B/vendors/nvidia.icd"
+        mkdir -p "$B/vendors" && cp /etc/OpenCL/vendors/*.icd "$B/vendors/" 2>/dev/null
+        echo "$lib" > "$B/vendors/nvidia.icd"
         export OCL_ICD_VENDORS="$B/vendors"
     fi
 fi
@@ -173,8 +178,11 @@ fi
 if [ -n "$PY" ] && [[ " $BACKENDS " == *" cuda "* ]]; then
     log "python on cuda: backend=, tiles, device arrays (CuPy: parity, no host copy)"
     VOXA_TEST_BACKENDS=cuda PYTHONPATH=$ROOT/python VOXA_CLI=$CLI timeout 200 \
-        "$PY" -m pytest -q -rs -p no:napari tests/python/test_gpu_ops.py \
-        tests/python/test_gpu_tiles.py tests/python/test_gpu_device.py 2>&1 | tail -8 || rc=1
+        "$PY" -m pytest -q -rfEs -p no:napari tests/python/test_gpu_ops.py \
+        tests/python/test_gpu_tiles.py tests/python/test_gpu_device.py > "$B/python_cuda.log" 2>&1
+    st=$?
+    grep -E "^(FAILED|ERROR|SKIPPED) |^E  |passed|failed" "$B/python_cuda.log" | tail -30
+    [ $st -eq 0 ] || { echo "python on cuda: FAILED (exit $st; log: $B/python_cuda.log)"; rc=1; }
 elif [ -n "$PY" ]; then
     echo "python: cuda not in BACKENDS: the cuda/CuPy tests are skipped"
 else
@@ -238,6 +246,10 @@ else
         timeout 150 "$B/rl_bench" --scale "$SCALE" $BACKENDS || rc=1
         log "RL transfers split (VOXA_GPU_TIMING=1: each launch waits, so kernels ms is an upper bound)"
         VOXA_GPU_TIMING=1 timeout 60 "$B/rl_bench" --split --scale "$SCALE" $BACKENDS || rc=1
+        if [ "${W2_FULL:-0}" = 1 ] && [[ " $BACKENDS " == *" cuda "* ]]; then
+            log "W2 whole job at its size on cuda (W2_FULL=1; ~64 GB host, ~104 GB device memory)"
+            timeout "${W2_FULL_TIMEOUT:-240}" "$B/rl_bench" --full cuda || rc=1
+        fi
     else
         echo "RL: build failed"; rc=1
     fi
@@ -463,7 +475,9 @@ BENCH
 //    after a 1-iteration warm-up that makes the device FFT plan,
 //    extrapolated to (950,2048,2048) x 100 by FFT-box voxels.
 // --split: one run of 1. with VOXA_GPU_TIMING=1, device time split.
+// --full: the W2 job at its own size (W2_FULL=1 in gpu-check.sh; see full_job).
 #include "voxa.h"
+#include <stdint.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -527,21 +541,73 @@ static double reldiff(const voxa_array *a, const voxa_array *b) {
     return d / m;
 }
 
+/* The W2 write-up's whole job at its size: (950,2048,2048) float32 (16 GB),
+ * Gaussian PSF 32^3, free, 100 iterations, once per GPU backend with no
+ * warm-up (the device FFT plan is part of it); the host plan (estimate) and
+ * the execution (copies + 100 iterations + the FFT plan) timed apart.
+ * Needs ~64 GB of host memory and ~104 GB of device memory plus the FFT
+ * library's work space. */
+static int full_job(const voxa_backend *bs, int nb) {
+    int64_t sh[3] = {950, 2048, 2048}, ps[3] = {32, 32, 32};
+    double sg[3] = {2.0, 1.5, 1.5};
+    voxa_array img, psf, out;
+    if (voxa_array_new(&img, VOXA_F32, 3, sh) || voxa_array_new(&out, VOXA_F32, 3, sh) ||
+        voxa_array_new(&psf, VOXA_F32, 3, ps)) {
+        printf("full job: %s\n", voxa_last_error());
+        return 1;
+    }
+    float *v = img.data;
+    int64_t n = voxa_array_size(&img);
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; i++) { /* background 0.2-0.3, 1 % bright voxels */
+        uint64_t h = (uint64_t)i * 0x9E3779B97F4A7C15ull;
+        h ^= h >> 29;
+        v[i] = (float)(0.2 + 0.1 * (double)(h & 0xffff) / 65536.0 + ((h >> 20) % 100 == 0 ? 5 : 0));
+    }
+    voxa_psf_gaussian(&psf, sg);
+    printf("\n| W2 whole job (950,2048,2048) f32, psf 32^3, free, 100 it | backend | host plan s | copies + FFT plan + 100 it s | total s |\n|---|---|---|---|---|\n");
+    for (int i = 1; i < nb; i++) {
+        voxa_rl_plan *p = NULL;
+        voxa_rl_options o;
+        voxa_rl_options_init(&o);
+        o.iterations = 100;
+        double t0 = now();
+        voxa_status s = voxa_rl_plan_new(&p, 3, sh, &psf, VOXA_RL_FREE, VOXA_RL_ESTIMATE);
+        double t1 = now();
+        if (s == VOXA_OK) s = voxa_rl_plan_execute_on(bs[i], p, &img, &out, &o);
+        double t2 = now();
+        if (s != VOXA_OK) {
+            printf("| | %s | failed after %.1f s: %s | | |\n", voxa_backend_name(bs[i]), t2 - t0,
+                   voxa_last_error());
+            summary("W2 whole job (950,2048,2048) 100 it|%s|failed: %s||||", voxa_backend_name(bs[i]),
+                    voxa_last_error());
+        } else {
+            printf("| | %s | %.1f | %.1f | %.1f |\n", voxa_backend_name(bs[i]), t1 - t0, t2 - t1, t2 - t0);
+            summary("W2 whole job (950,2048,2048) 100 it, measured|%s|%.1f s (host plan %.1f s)|||incl.|"
+                    "rel. 1e-4 (RL parity test)", voxa_backend_name(bs[i]), t2 - t0, t1 - t0);
+        }
+        voxa_rl_plan_free(p);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0); /* rows survive a timeout */
     double scale = 1;
-    int split = 0;
+    int split = 0, whole = 0;
     voxa_backend bs[3] = {VOXA_BACKEND_CPU};
     int nb = 1;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--scale") && i + 1 < argc) { scale = atof(argv[++i]); continue; }
         if (!strcmp(argv[i], "--split")) { split = 1; continue; }
+        if (!strcmp(argv[i], "--full")) { whole = 1; continue; }
         voxa_backend b, r;
         if (voxa_backend_from_name(argv[i], &b) == VOXA_OK && nb < 3) {
             if (voxa_backend_resolve(b, &r) != VOXA_OK) { printf("%s\n", voxa_last_error()); continue; }
             bs[nb++] = b;
         }
     }
+    if (whole) return full_job(bs, nb);
     int64_t m = sc(32, scale, 3);
     int64_t sh[3] = {sc(128, scale, 8), sc(512, scale, 16), sc(512, scale, 16)}, ps[3] = {m, m, m};
     double sg[3] = {2.0 * (double)m / 32, 1.5 * (double)m / 32, 1.5 * (double)m / 32};

@@ -4,7 +4,8 @@
  * ~20 entry points are looked up by name; the Khronos header is used for
  * types only (no link against libOpenCL), so libvoxa loads without it. The
  * program (vx_portable.h + every op's .cl file, embedded at build time) is
- * built once per process for device 0 of the first platform that has one;
+ * built once per process for the first GPU of the first platform that has
+ * one, else device 0 of the first platform with any device (PoCL's CPU);
  * kernels are created on first launch and kept in a small table by name.
  *
  * Builds flags: -cl-std=CL1.2 and no fast-math options; vx_portable.h turns
@@ -67,7 +68,10 @@ static int load(void) {
     return loaded > 0;
 }
 
-/* Device 0 of the first platform with a device (GPU or CPU or accelerator). */
+/* The first GPU of the first platform that has one (a machine with PoCL
+ * beside a GPU driver means the GPU), else device 0 of the first platform
+ * with any device (CPU, accelerator); all[] lists that platform's devices
+ * of the kind chosen. */
 static voxa_status first_device(cl_platform_id *pp, cl_device_id *dd, int *ndev,
                                 cl_device_id *all, int maxall) {
     cl_uint np = 0;
@@ -78,17 +82,18 @@ static voxa_status first_device(cl_platform_id *pp, cl_device_id *dd, int *ndev,
                  "no OpenCL platform (the ICD loader found no driver: is an ICD such as "
                  "pocl-opencl-icd installed, and OCL_ICD_VENDORS right?)");
     VOXA_FAIL_IF(e != CL_SUCCESS, VOXA_EUNSUPPORTED, "clGetPlatformIDs failed (error %d)", e);
-    for (cl_uint p = 0; p < np && p < 16; p++) {
-        cl_uint n = 0;
-        if (cl.clGetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, (cl_uint)maxall, all, &n) !=
-                CL_SUCCESS ||
-            n == 0)
-            continue;
-        *pp = plats[p];
-        *dd = all[0];
-        *ndev = (int)(n < (cl_uint)maxall ? n : (cl_uint)maxall);
-        return VOXA_OK;
-    }
+    const cl_device_type kinds[2] = {CL_DEVICE_TYPE_GPU, CL_DEVICE_TYPE_ALL};
+    for (int k = 0; k < 2; k++)
+        for (cl_uint p = 0; p < np && p < 16; p++) {
+            cl_uint n = 0;
+            if (cl.clGetDeviceIDs(plats[p], kinds[k], (cl_uint)maxall, all, &n) != CL_SUCCESS ||
+                n == 0)
+                continue;
+            *pp = plats[p];
+            *dd = all[0];
+            *ndev = (int)(n < (cl_uint)maxall ? n : (cl_uint)maxall);
+            return VOXA_OK;
+        }
     return voxa__error(VOXA_EUNSUPPORTED, "no OpenCL device on %u platform(s)", np);
 }
 

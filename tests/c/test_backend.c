@@ -249,11 +249,12 @@ static void fill_random(voxa_array *a, double density) {
 }
 
 static void test_label(void) {
+    /* (70, 64, 64): 560 root counts, more than one block of the device scan (512) */
     const int64_t shapes[][3] = {{1, 1, 1000}, {1, 37, 261}, {19, 33, 67}, {3, 257, 5},
-                                 {64, 64, 64}, {1, 1, 1}};
-    const int nds[] = {1, 2, 3, 3, 3, 3};
+                                 {64, 64, 64}, {1, 1, 1}, {70, 64, 64}};
+    const int nds[] = {1, 2, 3, 3, 3, 3, 3};
     const double dens[] = {0.2, 0.45, 0.6, 0.9};
-    for (int s = 0; s < 6; s++) {
+    for (int s = 0; s < 7; s++) {
         int nd = nds[s];
         const int64_t *sh = shapes[s] + (3 - nd);
         voxa_array m;

@@ -18,8 +18,10 @@
  *
  * Numbering: component number = 1 + number of roots before its root in
  * raster order, which is exactly scipy.ndimage.label's numbering. Roots are
- * counted per chunk of voxels, the counts are scanned (on the host: one
- * int64 per chunk), each chunk then writes -(number + 1) into its roots,
+ * counted per chunk of voxels, the counts are scanned on the device
+ * (vx_label_scan: blocks scanned serially, their sums scanned the same way
+ * one level up, then added back down; only the total goes to the host),
+ * each chunk then writes -(number + 1) into its roots,
  * and the final pass gives every voxel its root's number in the output
  * dtype (1, 2, 4 or 8 bytes).
  *
@@ -37,6 +39,19 @@ VX_FUNC long uf_find(VX_GLOBAL long *L, long i) {
         if (gp != p) V[i] = gp;
         i = p;
         p = gp;
+    }
+    return i;
+}
+
+/* Root of i without writing: the compress pass must not split paths, or a
+ * stale split (V[i] = a grandparent read before i's own thread stored the
+ * root in V[i]) can undo that store and leave a non-root parent behind. */
+VX_FUNC long uf_root(VX_GLOBAL const long *L, long i) {
+    volatile VX_GLOBAL const long *V = (volatile VX_GLOBAL const long *)L;
+    long p = V[i];
+    while (p != i) {
+        i = p;
+        p = V[i];
     }
     return i;
 }
@@ -80,7 +95,7 @@ VX_KERNEL vx_label_merge(VX_GLOBAL const uchar *m, VX_GLOBAL long *L, long sz, l
 
 VX_KERNEL vx_label_compress(VX_GLOBAL long *L, long n) {
     VX_FOR(i, n) {
-        if (L[i] >= 0) L[i] = uf_find(L, i);
+        if (L[i] >= 0) L[i] = uf_root(L, i); /* only thread i writes L[i] */
     }
 }
 
@@ -91,6 +106,28 @@ VX_KERNEL vx_label_count(VX_GLOBAL const long *L, long n, long chunk, VX_GLOBAL 
         for (long i = t * chunk; i < end; i++) c += L[i] == i;
         counts[t] = c;
     }
+}
+
+/* One level of the exclusive scan of a[off, off + n): block t of `block`
+ * items is scanned serially and its sum stored in s[soff + t]. */
+VX_KERNEL vx_label_scan(VX_GLOBAL long *a, long off, long n, long block, VX_GLOBAL long *s,
+                        long soff) {
+    VX_FOR(t, (n + block - 1) / block) {
+        long end = (t + 1) * block < n ? (t + 1) * block : n, sum = 0;
+        for (long i = t * block; i < end; i++) {
+            long v = a[off + i];
+            a[off + i] = sum;
+            sum += v;
+        }
+        s[soff + t] = sum;
+    }
+}
+
+/* The way back down: block t's items get the scanned sum of the blocks
+ * before it (s, already scanned, holds it at soff + t). */
+VX_KERNEL vx_label_scan_add(VX_GLOBAL long *a, long off, long n, long block,
+                            VX_GLOBAL const long *s, long soff) {
+    VX_FOR(i, n) a[off + i] += s[soff + i / block];
 }
 
 VX_KERNEL vx_label_rank(VX_GLOBAL long *L, long n, long chunk, VX_GLOBAL const long *base,

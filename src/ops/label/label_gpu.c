@@ -5,14 +5,14 @@
  * messages, no work), builds the full 3^ndim structure, pads 1-D and 2-D
  * to 3-D (the padded axes connect nothing), and keeps the 13 neighbours
  * before the centre as a bit mask. The input becomes a C-contiguous 0/1
- * byte mask (voxa__binary_view); the union-find, the root count per chunk
- * and the numbering run on the device; only the per-chunk counts (8 bytes
- * per CHUNK voxels) make a round trip through the host for their prefix
- * sum. The number of labels is known before the output is written, so
- * EOVERFLOW leaves `out` untouched, as on the CPU.
+ * byte mask (voxa__binary_view); the union-find, the root count per chunk,
+ * its prefix sum and the numbering run on the device; only the number of
+ * labels (8 bytes) comes back before the output. It is known before the
+ * output is written, so EOVERFLOW leaves `out` untouched, as on the CPU.
  *
  * Device memory: 1 + 8 bytes per voxel, then 8 + out's element size once the
- * mask is freed, + 8 bytes per CHUNK voxels (the counts). */
+ * mask is freed, + 8 bytes per CHUNK voxels (the counts; their scan's upper
+ * levels add 1/CHUNK of that again). */
 #include "label_internal.h"
 #include "backend/gpu.h"
 #include "label_gpu.h"
@@ -66,6 +66,44 @@ voxa_status voxa__label_gpu_tile(voxa__gpu *g, const uint8_t *bin, const int64_t
     return voxa__label_gpu_buffers(g, bin, NULL, sh, mask, map, nmap, out, NULL, count);
 }
 
+/* Exclusive prefix sum, on the device, of the nchunks counts at the start
+ * of dc (sized by scan_slots); *total receives their sum. Level k+1 holds
+ * the block sums of level k, up to a single slot: the total. */
+static int64_t scan_slots(int64_t nchunks) {
+    int64_t slots = 0, len = nchunks;
+    do {
+        slots += len;
+        len = (len + CHUNK - 1) / CHUNK;
+    } while (len > 1);
+    return slots + 1;
+}
+
+int64_t voxa__label_gpu_count_bytes(int64_t v) {
+    return 8 * scan_slots((v + CHUNK - 1) / CHUNK);
+}
+
+static voxa_status scan_counts(voxa__gpu *g, voxa__buf *dc, int64_t nchunks, int64_t *total) {
+    int64_t off[16], len[16], block = CHUNK;
+    int k = 0;
+    voxa_status st;
+    off[0] = 0;
+    len[0] = nchunks;
+    do { /* up: scan each level's blocks, their sums form the next level */
+        off[k + 1] = off[k] + len[k];
+        len[k + 1] = (len[k] + CHUNK - 1) / CHUNK;
+        voxa__arg a[] = {VX_ARG(dc->h), VX_ARG(off[k]), VX_ARG(len[k]), VX_ARG(block),
+                         VX_ARG(dc->h), VX_ARG(off[k + 1])};
+        if ((st = g->ops->launch(g, "vx_label_scan", len[k + 1], 6, a))) return st;
+        k++;
+    } while (len[k] > 1);
+    for (int j = k - 2; j >= 0; j--) { /* down: add the scanned block sums */
+        voxa__arg a[] = {VX_ARG(dc->h), VX_ARG(off[j]), VX_ARG(len[j]), VX_ARG(block),
+                         VX_ARG(dc->h), VX_ARG(off[j + 1])};
+        if ((st = g->ops->launch(g, "vx_label_scan_add", len[j], 6, a))) return st;
+    }
+    return g->ops->read(g, dc, (size_t)off[k] * 8, total, 8);
+}
+
 voxa_status voxa__label_gpu_buffers(voxa__gpu *g, const uint8_t *bin, const voxa__buf *xmask,
                                     const int64_t sh[3], int mask, const int64_t *map,
                                     int64_t nmap, voxa_array *out, voxa__buf *xout,
@@ -75,13 +113,10 @@ voxa_status voxa__label_gpu_buffers(voxa__gpu *g, const uint8_t *bin, const voxa
     size_t es = voxa_dtype_size(out->dtype);
     voxa_status st = VOXA_OK;
     voxa__buf dm = {0}, dl = {0}, dc = {0}, dout = {0}, dmap = {0};
-    int64_t *counts = voxa__malloc((size_t)nchunks, sizeof(int64_t));
-    VOXA_GOTO_IF(!counts, VOXA_ENOMEM, "label: out of memory for %lld chunk counts",
-                 (long long)nchunks);
     if (xmask) dm = *xmask; /* a device array: borrowed, never freed here */
     if ((!xmask && (st = voxa__gpu_upload(g, bin, (size_t)n, "label: mask", &dm))) ||
         (st = voxa__gpu_alloc(g, (size_t)n * 8, "label: parents", &dl)) ||
-        (st = voxa__gpu_alloc(g, (size_t)nchunks * 8, "label: counts", &dc)))
+        (st = voxa__gpu_alloc(g, (size_t)scan_slots(nchunks) * 8, "label: counts", &dc)))
         goto done;
     voxa__arg ia[] = {VX_ARG(dm.h), VX_ARG(dl.h), VX_ARG(n)};
     voxa__arg ma[] = {VX_ARG(dm.h), VX_ARG(dl.h), VX_ARG(sh[0]), VX_ARG(sh[1]), VX_ARG(sh[2]),
@@ -92,13 +127,8 @@ voxa_status voxa__label_gpu_buffers(voxa__gpu *g, const uint8_t *bin, const voxa
         (st = g->ops->launch(g, "vx_label_merge", n, 6, ma)) ||
         (st = g->ops->launch(g, "vx_label_compress", n, 2, pa)) ||
         (st = g->ops->launch(g, "vx_label_count", nchunks, 5, ca)) ||
-        (st = g->ops->read(g, &dc, 0, counts, (size_t)nchunks * 8)))
+        (st = scan_counts(g, &dc, nchunks, &total)))
         goto done;
-    for (int64_t t = 0; t < nchunks; t++) { /* exclusive prefix sum */
-        int64_t c = counts[t];
-        counts[t] = total;
-        total += c;
-    }
     VOXA_GOTO_IF(!map && total > voxa__label_dtype_max(out->dtype), VOXA_EOVERFLOW,
                  "label: %lld labels do not fit the output dtype %s", (long long)total,
                  voxa_dtype_name(out->dtype));
@@ -106,9 +136,7 @@ voxa_status voxa__label_gpu_buffers(voxa__gpu *g, const uint8_t *bin, const voxa
                  "label: a tile gave %lld labels, %lld before", (long long)total,
                  (long long)nmap);
     voxa__arg ra[] = {VX_ARG(dl.h), VX_ARG(n), VX_ARG(chunk), VX_ARG(dc.h), VX_ARG(nchunks)};
-    if ((st = g->ops->write(g, &dc, 0, counts, (size_t)nchunks * 8)) ||
-        (st = g->ops->launch(g, "vx_label_rank", nchunks, 5, ra)))
-        goto done;
+    if ((st = g->ops->launch(g, "vx_label_rank", nchunks, 5, ra))) goto done;
     voxa__gpu_free(g, &dm); /* the mask is done with: room for the output */
     if (xout) dout = *xout;
     else if ((st = voxa__gpu_alloc(g, (size_t)n * es, "label: output", &dout))) goto done;
@@ -133,7 +161,6 @@ done:
     voxa__gpu_free(g, &dc);
     voxa__gpu_free(g, &dout);
     voxa__gpu_free(g, &dmap);
-    voxa__free(counts);
     return st;
 }
 

@@ -12,6 +12,10 @@ typedef struct voxa__gpu voxa__gpu; /* backend/gpu.h (not for descriptors: op_ar
 voxa_status voxa__label_gpu(voxa_backend b, const voxa_array *in, const unsigned char *structure,
                             int connectivity, voxa_array *out, int64_t *nlabels);
 
+/* Device bytes of the root counts of v voxels and their scan's levels
+ * (8 per 512 voxels, + 1/512 of that per level above). */
+int64_t voxa__label_gpu_count_bytes(int64_t v);
+
 /* Largest value of an integer dtype (label counts). */
 int64_t voxa__label_dtype_max(voxa_dtype t);
 

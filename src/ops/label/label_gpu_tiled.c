@@ -23,9 +23,10 @@
  *   map[local label] in the output dtype, read straight into the caller's
  *   view of the tile.
  *
- * Device memory per tile of v voxels: at most 24 v + v/64 + 64 bytes (mask
+ * Device memory per tile of v voxels: at most 24 v + c(v) + 64 bytes (mask
  * and parents; parents and int64 labels; parents, output and the map of up
- * to v labels: a structure with no neighbours makes every voxel one).
+ * to v labels: a structure with no neighbours makes every voxel one); c(v),
+ * about v/64, is the root counts' (voxa__label_gpu_count_bytes).
  * Host: one tile's int64 labels and mask, the cut planes (16 bytes per voxel
  * of each cut's cross-section), 24 bytes per provisional label. Cost: every
  * tile is labelled twice on the device. */
@@ -36,12 +37,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int64_t tile_total(int64_t v) { return 24 * v + v / 64 + 64; }
+static int64_t tile_total(int64_t v) { return 24 * v + voxa__label_gpu_count_bytes(v) + 64; }
 
 int64_t voxa__label_gpu_tiling(const int64_t sh[3], size_t es, int64_t lim, int64_t largest,
                                int64_t tile[3]) {
     int64_t v = sh[0] * sh[1] * sh[2];
-    int64_t whole = (es > 1 ? 8 * v + (int64_t)es * v : 9 * v) + v / 64 + 8;
+    int64_t whole = (es > 1 ? 8 * v + (int64_t)es * v : 9 * v) + voxa__label_gpu_count_bytes(v);
     for (int d = 0; d < 3; d++) tile[d] = sh[d];
     if (whole <= lim && 8 * v <= largest) return 1;
     for (int d = 0; d < 3; d++) {

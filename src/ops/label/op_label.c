@@ -79,18 +79,18 @@ static voxa_status run_on(voxa_op_ctx *c, voxa_backend b) {
 static voxa_status run(voxa_op_ctx *c) { return run_on(c, VOXA_BACKEND_CPU); }
 
 /* Device memory (label_gpu.c): mask + parents, then parents + output, and
- * one count per 512 voxels. */
+ * one count per 512 voxels with their scan's levels. */
 static voxa_status device_bytes(const voxa_args *a, voxa_dtype dt, int nd, const int64_t *shape,
                                 int64_t *total, int64_t *largest) {
     int64_t v = 1, es = (int64_t)voxa_dtype_size((voxa_dtype)voxa__arg_int(a, DTYPE));
     for (int d = 0; d < nd; d++) v *= shape[d];
-    *total = (es > 1 ? 8 * v + es * v : 9 * v) + v / 64 + 8;
+    *total = (es > 1 ? 8 * v + es * v : 9 * v) + voxa__label_gpu_count_bytes(v);
     *largest = 8 * v;
     return VOXA_OK;
 }
 
 /* Larger than the device: tiles of the padded 3-D volume (label_gpu_tiled.c),
- * 24 v + v/64 + 64 bytes each. */
+ * 24 v + about v/64 + 64 bytes each. */
 static voxa_status tiles(const voxa_args *a, voxa_dtype dt, int nd, const int64_t *shape,
                          int64_t limit, int64_t largest, int64_t *ntiles) {
     (void)dt;
@@ -104,7 +104,7 @@ static voxa_status tiles(const voxa_args *a, voxa_dtype dt, int nd, const int64_
 }
 
 static const voxa_op_gpu gpu = {run_on, device_bytes,
-                                "9 V, then 8 V + es V; + V/64 (tiles: 24 v + v/64 each)", tiles};
+                                "9 V, then 8 V + es V; + about V/64 (tiles: 24 v + v/64 each)", tiles};
 
 const voxa_op voxa__op_label = {
     .name = "label",

@@ -128,17 +128,19 @@ static void test_1d_long(void) {
     compare(1, sh, ps, sg, VOXA_RL_PERIODIC, &o, "(31) psf (5) 50 it");
 }
 
-/* Views and dtypes: u16 input (converted), a strided f64 output, clip, a
- * plan executed twice (once per backend) - all against the cpu. */
+/* Views and dtypes: u16 input (converted), a strided f64 output, clip (also
+ * on a C-contiguous f32 output, which the device result is read straight
+ * into), a plan executed twice (once per backend) - all against the cpu. */
 static void test_views_and_plan(void) {
     int64_t sh[2] = {17, 19}, ps[2] = {4, 3}, big[2] = {17, 38};
     double sg[2] = {1.0, 0.8};
-    voxa_array img, u16, psf, ref, full, view;
+    voxa_array img, u16, psf, ref, full, view, f32;
     CHECK_OK(voxa_array_new(&img, VOXA_F32, 2, sh));
     CHECK_OK(voxa_array_new(&u16, VOXA_U16, 2, sh));
     CHECK_OK(voxa_array_new(&psf, VOXA_F32, 2, ps));
     CHECK_OK(voxa_array_new(&ref, VOXA_F64, 2, sh));
     CHECK_OK(voxa_array_new(&full, VOXA_F64, 2, big));
+    CHECK_OK(voxa_array_new(&f32, VOXA_F32, 2, sh));
     make_image(&img);
     for (int64_t i = 0; i < 17 * 19; i++)
         ((uint16_t *)u16.data)[i] = (uint16_t)(100 * ((float *)img.data)[i]);
@@ -166,6 +168,14 @@ static void test_views_and_plan(void) {
             }
         CHECK(max_abs(&ref) == 1.0); /* clip hit */
         CHECK(m <= 1e-4);
+        CHECK_OK(voxa_rl_plan_execute_on(gpus[k], p, &u16, &f32, &o));
+        double m32 = 0, top = 0;
+        for (int64_t i = 0; i < 17 * 19; i++) {
+            double b = ((float *)f32.data)[i];
+            m32 = fmax(m32, fabs(((double *)ref.data)[i] - b));
+            top = fmax(top, fabs(b));
+        }
+        CHECK(top == 1.0 && m32 <= 1e-4);
     }
     voxa_rl_plan_free(p);
     voxa_array_free(&img);
@@ -173,6 +183,7 @@ static void test_views_and_plan(void) {
     voxa_array_free(&psf);
     voxa_array_free(&ref);
     voxa_array_free(&full);
+    voxa_array_free(&f32);
 }
 
 /* Progress: called 0..iterations in order; returning 0 cancels (ECANCELLED)

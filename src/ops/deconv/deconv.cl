@@ -105,6 +105,38 @@ VX_KERNEL vx_rl_extrapolate(VX_GLOBAL float *f, VX_GLOBAL float *xp, VX_GLOBAL f
     }
 }
 
+/* The PSF h (m0, m1, m2) placed in the zeroed box with its voxel c at the
+ * origin, wrapping (deconv_plan.c's psf_transform, as a gather). */
+VX_KERNEL vx_rl_place_psf(VX_GLOBAL float *b, VX_GLOBAL const float *h, long L0, long L1,
+                          long L2, long m0, long m1, long m2, long c0, long c1, long c2) {
+    VX_FOR(i, L0 * L1 * L2) {
+        long x = i % L2, r = i / L2;
+        long k2 = (x + c2) % L2, k1 = (r % L1 + c1) % L1, k0 = (r / L1 + c0) % L0;
+        b[i] = k0 < m0 && k1 < m1 && k2 < m2 ? h[(k0 * m1 + k1) * m2 + k2] : 0.0f;
+    }
+}
+
+VX_KERNEL vx_rl_scale(VX_GLOBAL float *dst, VX_GLOBAL const float *src, long n, float s) {
+    VX_FOR(i, n) dst[i] = src[i] * s;
+}
+
+/* Class of box coordinate x along an axis (image extent n, PSF m), as
+ * voxa__rl_cls in deconv_internal.h. */
+VX_FUNC long vx_rl_cls(long x, long n, long m) {
+    return x < m - 1 ? x : x <= n - 1 ? m - 1 : x - n + m;
+}
+
+/* Free mode's border weights for the whole box from the plan's table of
+ * K0 x K1 row classes (rows of L2 weights). */
+VX_KERNEL vx_rl_weights(VX_GLOBAL float *w, VX_GLOBAL const float *tab, long nbox, long L1,
+                        long L2, long n0, long n1, long m0, long m1, long K1) {
+    VX_FOR(i, nbox) {
+        long r = i / L2;
+        long c = vx_rl_cls(r / L1, n0, m0) * K1 + vx_rl_cls(r % L1, n1, m1);
+        w[i] = tab[c * L2 + i % L2];
+    }
+}
+
 VX_KERNEL vx_rl_copy(VX_GLOBAL float *dst, VX_GLOBAL const float *src, long n) {
     VX_FOR(i, n) dst[i] = src[i];
 }

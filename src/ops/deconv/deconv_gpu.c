@@ -5,8 +5,11 @@
  * The host plan (deconv_plan.c) fixes what does not change per image: the
  * FFT box and window offset (same padding and size rules as the CPU), the
  * PSF's transform(s), scaled by 1/|box|, and the border weights 1/H^T(w) of
- * the free mode (exact, from a summed-area table). They are uploaded once
- * per run; then each iteration is, on the device and without a copy:
+ * the free mode (exact, from a summed-area table, one row per row class).
+ * They are uploaded once per run, the weights as their class table, expanded
+ * on the device; a staged plan (free mode) has no 3-D transform of the PSF,
+ * so the device makes it with its own FFT (float32 round-off apart, the
+ * CPU's psf_transform). Then each iteration is, on the device and without a copy:
  *   r2c(b) -> c;  c *= Hf;  c2r -> b      (blurred estimate)
  *   ratio(b, g)                           (mode rules of deconv_rl.c)
  *   r2c(b) -> c;  c *= conj(Hb);  c2r -> b
@@ -14,7 +17,7 @@
  * i.e. the CPU's four FFTs and four fused passes. Acceleration adds the
  * extrapolation pass and per-row dot products in double, read back (2 per
  * box row) and summed in row order on the host, as the CPU does. Only the
- * result window comes back. Results equal the CPU's to the FFTs' float32
+ * result window comes back, straight into a C-contiguous float32 `out`. Results equal the CPU's to the FFTs' float32
  * round-off (tests/c/test_deconv_gpu.c).
  *
  * Device memory (floats; B box voxels, C = B / L2 * (L2 / 2 + 1) complex
@@ -95,6 +98,53 @@ static void store(const float *w, voxa_array *out, int clip) {
 #define NBUF 11
 enum { BR, BC, HF, HB, EST, IMG, INVA, XPREV, DNEW, DOLD, DOTS };
 
+/* A staged plan (free mode) keeps no 3-D PSF transform: make it on the
+ * device into buf[HF], as deconv_plan.c's psf_transform does on the CPU
+ * (the PSF with its centre voxel at the origin, r2c, scaled by 1/nbox),
+ * which spares the host a box-sized FFT and the upload of its result. */
+static voxa_status device_h(voxa__gpu *g, const voxa_rl_plan *p, voxa__gpu_fft *fft,
+                            voxa__buf *buf) {
+    voxa__buf dh = {0};
+    const int64_t *L = p->L, *m = p->m;
+    int64_t c[3] = {m[0] / 2, m[1] / 2, m[2] / 2}, n2 = 2 * p->nc;
+    float s = (float)(1.0 / (double)p->nbox);
+    voxa_status st = voxa__gpu_upload(g, p->psf, (size_t)(m[0] * m[1] * m[2]) * sizeof(float),
+                                      "PSF", &dh);
+    if (st == VOXA_OK) {
+        voxa__arg a[] = {VX_ARG(buf[BR].h), VX_ARG(dh.h), VX_ARG(L[0]), VX_ARG(L[1]),
+                         VX_ARG(L[2]), VX_ARG(m[0]), VX_ARG(m[1]), VX_ARG(m[2]),
+                         VX_ARG(c[0]), VX_ARG(c[1]), VX_ARG(c[2])};
+        st = g->ops->launch(g, "vx_rl_place_psf", p->nbox, 11, a);
+    }
+    if (st == VOXA_OK) st = voxa__gpu_fft_run(g, fft, 0, &buf[BR], &buf[BC]);
+    if (st == VOXA_OK)
+        st = voxa__gpu_alloc(g, (size_t)n2 * sizeof(float), "PSF transform", &buf[HF]);
+    if (st == VOXA_OK) {
+        voxa__arg a[] = {VX_ARG(buf[HF].h), VX_ARG(buf[BC].h), VX_ARG(n2), VX_ARG(s)};
+        st = g->ops->launch(g, "vx_rl_scale", n2, 4, a);
+    }
+    if (dh.h) voxa__gpu_free(g, &dh);
+    return st;
+}
+
+/* Free mode's border weights for the whole box into w, expanded on the
+ * device from the plan's table of row classes (K0 x K1 rows). */
+static voxa_status device_weights(voxa__gpu *g, const voxa_rl_plan *p, voxa__buf *w) {
+    voxa__buf dt = {0};
+    int64_t B = p->nbox, L1 = p->L[1], L2 = p->L[2], K1 = p->K[1];
+    voxa_status st = voxa__gpu_upload(g, p->wtab, (size_t)(p->K[0] * K1 * L2) * sizeof(float),
+                                      "border weights", &dt);
+    if (st == VOXA_OK) st = voxa__gpu_alloc(g, (size_t)B * sizeof(float), "border weights", w);
+    if (st == VOXA_OK) {
+        voxa__arg a[] = {VX_ARG(w->h),    VX_ARG(dt.h),   VX_ARG(B),      VX_ARG(L1),
+                         VX_ARG(L2),      VX_ARG(p->n[0]), VX_ARG(p->n[1]), VX_ARG(p->m[0]),
+                         VX_ARG(p->m[1]), VX_ARG(K1)};
+        st = g->ops->launch(g, "vx_rl_weights", B, 10, a);
+    }
+    if (dt.h) voxa__gpu_free(g, &dt);
+    return st;
+}
+
 voxa_status voxa__rl_gpu_execute(voxa_backend b, voxa_rl_plan *p, const voxa_array *in,
                                  voxa_array *out, const voxa_rl_options *opt) {
     voxa_status st = VOXA_OK;
@@ -124,8 +174,12 @@ voxa_status voxa__rl_gpu_execute(voxa_backend b, voxa_rl_plan *p, const voxa_arr
         if (st != VOXA_OK) goto done;
         gi = gbuf;
     }
-    win = voxa__malloc((size_t)nwin, sizeof(float));
-    VOXA_GOTO_IF(!win, VOXA_ENOMEM, "deconvolution: cannot allocate the result copy");
+    /* a C-contiguous float32 result is read straight into out */
+    int direct = out->dtype == VOXA_F32 && voxa_array_is_c_contiguous(out);
+    if (!direct) {
+        win = voxa__malloc((size_t)nwin, sizeof(float));
+        VOXA_GOTO_IF(!win, VOXA_ENOMEM, "deconvolution: cannot allocate the result copy");
+    }
     int acc = opt->accelerate != 0;
     if (acc) {
         dots = voxa__malloc((size_t)p->rows * 2, sizeof(double));
@@ -143,8 +197,7 @@ voxa_status voxa__rl_gpu_execute(voxa_backend b, voxa_rl_plan *p, const voxa_arr
     voxa__gpu_fft *fft = NULL;
     int64_t Lf[3];
     for (int d = 0; d < p->ndim; d++) Lf[d] = p->L[3 - p->ndim + d];
-    st = voxa__rl_full_h(p); /* a staged plan makes H on demand */
-    if (st == VOXA_OK) st = voxa__gpu_fft_plan(g, p->ndim, Lf, &fft);
+    st = voxa__gpu_fft_plan(g, p->ndim, Lf, &fft);
     if (st != VOXA_OK) goto done;
 
     size_t fb = sizeof(float);
@@ -152,18 +205,14 @@ voxa_status voxa__rl_gpu_execute(voxa_backend b, voxa_rl_plan *p, const voxa_arr
     st = voxa__gpu_alloc(g, (size_t)B * fb, "deconvolution work", &buf[BR]);
     if (st == VOXA_OK) st = voxa__gpu_alloc(g, (size_t)nc * 2 * fb, "deconvolution work",
                                             &buf[BC]);
-    if (st == VOXA_OK) st = voxa__gpu_upload(g, p->hf, (size_t)nc * 2 * fb, "PSF transform",
-                                             &buf[HF]);
+    if (st == VOXA_OK && !p->hf) st = device_h(g, p, fft, buf);
+    else if (st == VOXA_OK)
+        st = voxa__gpu_upload(g, p->hf, (size_t)nc * 2 * fb, "PSF transform", &buf[HF]);
     if (st == VOXA_OK && p->hb != p->hf)
         st = voxa__gpu_upload(g, p->hb, (size_t)nc * 2 * fb, "PSF transform", &buf[HB]);
     if (st == VOXA_OK) st = voxa__gpu_alloc(g, (size_t)B * fb, "estimate", &buf[EST]);
     if (st == VOXA_OK) st = voxa__gpu_upload(g, gi, (size_t)nwin * fb, "image", &buf[IMG]);
-    if (st == VOXA_OK && p->wtab) { /* the CPU keeps them per row class: expand */
-        float *w = NULL;
-        st = voxa__rl_weights_box(p, &w);
-        if (st == VOXA_OK) st = voxa__gpu_upload(g, w, (size_t)B * fb, "border weights", &buf[INVA]);
-        voxa__free(w);
-    }
+    if (st == VOXA_OK && p->wtab) st = device_weights(g, p, &buf[INVA]);
     for (int k = XPREV; acc && k <= DOLD && st == VOXA_OK; k++)
         st = voxa__gpu_alloc(g, (size_t)B * fb, "acceleration", &buf[k]);
     if (st == VOXA_OK && acc)
@@ -256,10 +305,16 @@ voxa_status voxa__rl_gpu_execute(voxa_backend b, voxa_rl_plan *p, const voxa_arr
                          VX_ARG(L2), VX_ARG(n1), VX_ARG(n2), VX_ARG(o0), VX_ARG(o1),
                          VX_ARG(o2)};
         st = g->ops->launch(g, "vx_rl_window", nwin, 10, a);
-        if (st == VOXA_OK) st = g->ops->read(g, &buf[BC], 0, win, (size_t)nwin * fb);
+        if (st == VOXA_OK)
+            st = g->ops->read(g, &buf[BC], 0, direct ? out->data : (void *)win, (size_t)nwin * fb);
         if (st != VOXA_OK) goto done;
     }
-    store(win, out, opt->clip);
+    if (direct && opt->clip) {
+        float *o = out->data;
+        for (int64_t i = 0; i < nwin; i++) o[i] = o[i] > 1 ? 1.0f : o[i] < -1 ? -1.0f : o[i];
+    } else if (!direct) {
+        store(win, out, opt->clip);
+    }
 done:
     if (g) {
         for (int k = 0; k < NBUF; k++)

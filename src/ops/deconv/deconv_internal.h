@@ -41,8 +41,8 @@ struct voxa_rl_plan {
     double psf_sum;
     fftwf_plan fwd, inv;        /* 3-D plans (NULL on the staged path) */
     int threads;                /* threads the FFTW plans were made for */
-    /* The staged path (deconv_staged.c; free mode): hf/hb are NULL (made
-     * on demand by voxa__rl_full_h for the GPU), the PSF is kept transformed
+    /* The staged path (deconv_staged.c; free mode): hf/hb are NULL (the GPU
+     * path makes H on the device, deconv_gpu.c), the PSF is kept transformed
      * in x and y only, and the 3-D transform runs as per-plane 2-D FFTs and
      * z-FFTs on tiles of columns. */
     int staged;
@@ -106,11 +106,8 @@ voxa_status voxa__rl_zconv(const voxa_rl_plan *p, float *scr, int adjoint, int64
                            int64_t ghi, int64_t slo, int64_t shi);
 int64_t voxa__rl_zconv_scratch(const voxa_rl_plan *p); /* floats per thread */
 
-/* The full 3-D PSF transform(s) hf (and hb) for a staged plan, made once on
- * demand (the GPU path uploads them); no-op when the plan has them. */
-voxa_status voxa__rl_full_h(voxa_rl_plan *p);
-
-/* Border weights (free mode). The weight of box voxel x depends on x_d only
+/* Border weights (free mode; deconv.cl's vx_rl_cls is the same rule). The
+ * weight of box voxel x depends on x_d only
  * through its class: x_d < m_d - 1 (own class), m_d - 1 <= x_d <= n_d - 1
  * (one interior class, the PSF's whole extent lands in the window), or
  * x_d > n_d - 1 (own class). So K_d = m_d + L_d - n_d classes per axis and
@@ -125,10 +122,6 @@ static inline const float *voxa__rl_wrow(const voxa_rl_plan *p, int64_t r) {
     int64_t c1 = voxa__rl_cls(r % p->L[1], p->n[1], p->m[1]);
     return p->wtab + (c0 * p->K[1] + c1) * p->L[2];
 }
-
-/* The weights expanded to the whole box (L0 x L1 x L2 floats, for the GPU
- * path); *out is voxa__malloc'ed, the caller frees it. */
-voxa_status voxa__rl_weights_box(const voxa_rl_plan *p, float **out);
 
 /* The one lock around FFTW's planner (not thread-safe); execute needs none. */
 void voxa__fftw_lock(void);

@@ -251,42 +251,7 @@ static void live_ranges(voxa_rl_plan *p) {
     }
 }
 
-voxa_status voxa__rl_weights_box(const voxa_rl_plan *p, float **out) {
-    VOXA_FAIL_IF(!p || !out || !p->wtab, VOXA_EINVAL, "deconvolution: no border weights");
-    *out = voxa__malloc((size_t)p->nbox, sizeof(float));
-    VOXA_FAIL_IF(!*out, VOXA_ENOMEM, "deconvolution: cannot allocate border weights");
-    for (int64_t r = 0; r < p->rows; r++)
-        memcpy(*out + r * p->L[2], voxa__rl_wrow(p, r), (size_t)p->L[2] * sizeof(float));
-    return VOXA_OK;
-}
-
 /* ---- plan ------------------------------------------------------------------ */
-
-voxa_status voxa__rl_full_h(voxa_rl_plan *p) {
-    VOXA_FAIL_IF(!p, VOXA_EINVAL, "deconvolution: NULL plan");
-    if (p->hf) return VOXA_OK;
-    int dims[3];
-    for (int d = 0; d < p->ndim; d++) dims[d] = (int)p->L[3 - p->ndim + d];
-    VOXA_CHECK(voxa__fftw_lock_for_planning());
-    if (fftw_threads_ok) fftwf_plan_with_nthreads(p->threads);
-    fftwf_plan fwd = fftwf_plan_dft_r2c(p->ndim, dims, p->buf, (fftwf_complex *)p->buf,
-                                        FFTW_ESTIMATE);
-    voxa__fftw_unlock();
-    VOXA_FAIL_IF(!fwd, VOXA_EINTERNAL, "deconvolution: FFTW could not plan the PSF transform");
-    voxa_status st = VOXA_OK;
-    fftwf_complex *hf = fftwf_malloc((size_t)p->nc * sizeof(fftwf_complex));
-    if (!hf) {
-        st = voxa__error(VOXA_ENOMEM, "deconvolution: cannot allocate PSF transform");
-    } else {
-        int64_t c[3] = {p->m[0] / 2, p->m[1] / 2, p->m[2] / 2}; /* free mode only */
-        psf_transform(p, fwd, p->psf, c, hf);
-        p->hf = p->hb = hf;
-    }
-    voxa__fftw_lock();
-    fftwf_destroy_plan(fwd);
-    voxa__fftw_unlock();
-    return st;
-}
 
 void voxa_rl_plan_free(voxa_rl_plan *p) {
     if (!p) return;

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 
 const char voxa_cmd_backends_help[] =
-    "List the backends (cpu, opencl, cuda), their devices, and why one is unavailable.\n"
+    "List the backends (cpu, opencl, cuda), their devices, or why one is unavailable.\n"
     "\n"
     "usage: voxa backends [--require NAME]\n"
     "  --require NAME  exit 1 unless backend NAME (cpu, opencl, cuda, auto) can run\n"

@@ -7,9 +7,11 @@
 const char voxa_cmd_psf_help[] =
     "Write a model point spread function (normalised to sum 1).\n"
     "\n"
-    "usage: voxa psf gaussian --shape Z,Y,X --sigma SZ,SY,SX -o OUT [--dtype float32|float64]\n"
+    "usage: voxa psf gaussian --shape Z,Y,X --sigma SZ,SY,SX -o OUT\n"
+    "                         [--dtype float32|float64]\n"
     "  --shape    extents per axis (1 to 8 axes), e.g. 32,32,32\n"
-    "  --sigma    standard deviation per axis in voxels (one value: all axes); 0 = delta\n"
+    "  --sigma    standard deviation per axis in voxels (one value: all axes);\n"
+    "             0 = delta\n"
     "  -o OUT     .npy or .tif; the peak is at index shape//2 on every axis\n";
 
 int voxa_cmd_psf(int argc, char **argv) {

@@ -177,7 +177,11 @@ static void usage(FILE *f, const char *cmd, const voxa_op *op) {
             }
         }
     if (op->describe) usage_word(f, &at, col, "[--describe]");
-    usage_word(f, &at, col, "[--mem-limit SIZE [--chunks Z,Y,X] [--pyramid N] [--dry-run]]");
+    /* one group, in words, so that it wraps at 80 columns like the rest */
+    usage_word(f, &at, col, "[--mem-limit SIZE");
+    usage_word(f, &at, col, "[--chunks Z,Y,X]");
+    usage_word(f, &at, col, "[--pyramid N]");
+    usage_word(f, &at, col, "[--dry-run]]");
     usage_word(f, &at, col, "[--backend B]");
     fputc('\n', f);
 }

@@ -82,8 +82,8 @@ static voxa_status describe(const voxa_args *a, const voxa_array *in, char *buf,
 const voxa_op voxa__op_threshold = {
     .name = "threshold",
     .python = "threshold",
-    .summary = "Binary mask of the voxels above a value, given or Otsu's (skimage's "
-               "threshold_otsu).",
+    .summary = "Binary mask of the voxels above a value, given or Otsu's "
+               "(threshold_otsu).",
     .details = "Output: bool, image > value (NumPy's comparison). --method otsu picks the\n"
                "value skimage.filters.threshold_otsu(image, nbins) returns (a constant image\n"
                "gives its value, so an empty mask; NaN or inf voxels are refused, as skimage\n"

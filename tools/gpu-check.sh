@@ -393,7 +393,7 @@ int main(int argc, char **argv) {
     }
     balls_job bj[3];
     label_job lj[3];
-    char w1[64], w1l[64];
+    char w1[128], w1l[128];
     snprintf(w1, sizeof w1, "W1 balls (20,%lld,%lld) 500 pts r=5", (long long)ny, (long long)ny);
     snprintf(w1l, sizeof w1l, "W1 label of that mask, conn 1");
     for (int i = 0; i < nb; i++) {
@@ -417,7 +417,7 @@ int main(int argc, char **argv) {
     int64_t *coords = malloc((size_t)nroi * 2 * sizeof *coords);
     for (int64_t k = 0; k < 2 * nroi; k++) coords[k] = (int64_t)(urand() * (double)(side - 64));
     roi_job rj[3];
-    char w3[64];
+    char w3[128];
     snprintf(w3, sizeof w3, "W3 %lld ROIs 64x64 from (%lld,%lld) u8", (long long)nroi, (long long)side, (long long)side);
     voxa_array img;
     voxa_array_new(&img, VOXA_U8, 2, ish);
@@ -442,7 +442,7 @@ int main(int argc, char **argv) {
     }
     voxa_balls(&bp, &blobs);
     morph_job mj[3];
-    char w4[64], w4e[64];
+    char w4[128], w4e[128];
     double R = 21 * (scale < 1 ? scale : 1) < 3 ? 3 : 21 * (scale < 1 ? scale : 1);
     snprintf(w4, sizeof w4, "W4 opening (%lld,%lld,%lld) ball R=%g", (long long)nz, (long long)nz + 1, (long long)nz + 1, R);
     snprintf(w4e, sizeof w4e, "EDT float64 of that mask");

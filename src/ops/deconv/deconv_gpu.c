@@ -162,15 +162,15 @@ voxa_status voxa__rl_gpu_execute(voxa_backend b, voxa_rl_plan *p, const voxa_arr
 
     int64_t nwin = p->n[0] * p->n[1] * p->n[2], B = p->nbox, nc = p->nc;
     const float *gi;
+    double gsum = 0; /* free mode's start is the image's mean, as on the CPU */
     if (in->dtype == VOXA_F32 && voxa_array_is_c_contiguous(in)) {
+        VOXA_CHECK(voxa__rl_image_sum(in->data, nwin, 1, &gsum));
         gi = in->data;
-        for (int64_t i = 0; i < nwin; i++)
-            VOXA_FAIL_IF(!isfinite(gi[i]), VOXA_EINVAL,
-                         "image: value at flat index %lld is NaN or infinite", (long long)i);
     } else {
         gbuf = voxa__malloc((size_t)nwin, sizeof(float));
         VOXA_FAIL_IF(!gbuf, VOXA_ENOMEM, "deconvolution: cannot allocate the image copy");
         st = voxa__deconv_load_f32(in, gbuf, "image");
+        if (st == VOXA_OK) st = voxa__rl_image_sum(gbuf, nwin, 0, &gsum);
         if (st != VOXA_OK) goto done;
         gi = gbuf;
     }
@@ -226,12 +226,7 @@ voxa_status voxa__rl_gpu_execute(voxa_backend b, voxa_rl_plan *p, const voxa_arr
     int64_t o0 = p->off[0], o1 = p->off[1], o2 = p->off[2], rows = p->rows;
     int zero = 0, one = 1;
 
-    float mean = 0;
-    if (p->boundary == VOXA_RL_FREE) {
-        double m = 0;
-        for (int64_t i = 0; i < nwin; i++) m += gi[i];
-        mean = (float)(m / (double)nwin);
-    }
+    float mean = p->boundary == VOXA_RL_FREE ? (float)(gsum / (double)nwin) : 0;
     {
         voxa__arg a[] = {VX_ARG(buf[EST].h), VX_ARG(buf[BR].h), VX_ARG(buf[IMG].h),
                          VX_ARG(inva), VX_ARG(B), VX_ARG(L1), VX_ARG(L2), VX_ARG(n0),

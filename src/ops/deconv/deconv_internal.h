@@ -141,6 +141,12 @@ void voxa__wisdom_cache_save(const char *path);
  * the first index whose value is NaN/inf or does not fit a float. */
 voxa_status voxa__deconv_load_f32(const voxa_array *in, float *dst, const char *name);
 
+/* The sum of g[0, n) in double, and EINVAL naming the first index whose
+ * value is NaN or infinite when check is set. Blocks of fixed size are
+ * summed in parallel (in order within a block), their sums in order: the
+ * result does not depend on the thread count. */
+voxa_status voxa__rl_image_sum(const float *g, int64_t n, int check, double *sum);
+
 /* voxa_rl_plan_execute's argument checks (plan p, image, out, options), in
  * its order and with its messages; the GPU path runs the same. */
 voxa_status voxa__rl_check_args(const voxa_rl_plan *p, const voxa_array *in,

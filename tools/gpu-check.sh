@@ -25,9 +25,9 @@
 # by git; on the dev machine: mkdir .gpu-debs && cd .gpu-debs && apt-get
 # download ocl-icd-libopencl1 opencl-c-headers) and they are unpacked into
 # a private prefix. The NVIDIA ICD is registered from libnvidia-opencl.so.1
-# when no file in /etc/OpenCL/vendors names it (an image may list PoCL alone;
-# voxa then still takes the GPU: the first GPU of any platform). A backend that cannot run is reported
-# with its reason and the rest goes on.
+# when no file in /etc/OpenCL/vendors names it (an image may list PoCL
+# alone; voxa then still takes the GPU: the first GPU of any platform). A
+# backend that cannot run is reported with its reason and the rest goes on.
 #
 # A GPU machine without `make build` (no Debian -dev packages, another Python): pack
 # the library where `make build` ran, carry the folder, and name it there:
@@ -138,7 +138,7 @@ for b in $BACKENDS; do
     [ $st -eq 0 ] || { echo "parity $b: FAILED (exit $st; log: $B/parity_$b.log)"; rc=1; }
 done
 
-# ---- Python (backend=, CuPy): only where `make build` made .venv and the extension -----
+# ---- Python (backend=, CuPy): the .venv of `make build`, or python3 and PACK ---------
 PY=""
 CLI=$ROOT/build/voxa
 if [ -x .venv/bin/python ] && ls python/voxa/_voxa*.so >/dev/null 2>&1; then

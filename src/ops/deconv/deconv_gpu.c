@@ -22,7 +22,8 @@
  *
  * Device memory (floats; B box voxels, C = B / L2 * (L2 / 2 + 1) complex
  * coefficients, n image voxels): work B + 2C, PSF transform 2C (x2 for zero
- * mode with an even PSF extent), estimate B, image n, weights B (free),
+ * mode with an even PSF extent), estimate B, image n, weights B (free; and
+ * while they and H are made, the PSF and the weights' class table),
  * acceleration 3B floats + 2 doubles per box row; plus the FFT library's
  * work space. voxa__rl_gpu_bytes computes it. */
 #include "deconv_gpu.h"
@@ -32,11 +33,18 @@
 #include <math.h>
 #include <string.h>
 
+/* Free mode's transients while H and the weights are made on the device:
+ * the PSF and the weights' class table (K_d = m_d + L_d - n_d row classes). */
+static int64_t free_transients(const int64_t m[3], const int64_t L[3], const int64_t n[3]) {
+    return m[0] * m[1] * m[2] + (m[0] + L[0] - n[0]) * (m[1] + L[1] - n[1]) * L[2];
+}
+
 int64_t voxa__rl_gpu_bytes(const voxa_rl_plan *p, int accelerate) {
     if (!p) return 0;
     int64_t B = p->nbox, C2 = 2 * p->nc, n = p->n[0] * p->n[1] * p->n[2];
     int64_t floats = B + C2 + C2 * (p->hb != p->hf ? 2 : 1) + B + n +
-                     (p->boundary == VOXA_RL_FREE ? B : 0) + (accelerate ? 3 * B : 0);
+                     (p->boundary == VOXA_RL_FREE ? B + free_transients(p->m, p->L, p->n) : 0) +
+                     (accelerate ? 3 * B : 0);
     return 4 * floats + (accelerate ? 16 * p->rows : 0);
 }
 
@@ -58,10 +66,12 @@ voxa_status voxa__rl_gpu_bytes_for(int ndim, const int64_t *shape, const int64_t
                  VOXA_EINVAL, "deconvolution: bad arguments for the device memory");
     VOXA_FAIL_IF((unsigned)boundary > 2, VOXA_EINVAL, "boundary: invalid mode %d",
                  (int)boundary);
-    int64_t L[3] = {1, 1, 1}, n = 1;
+    int64_t L[3] = {1, 1, 1}, M[3] = {1, 1, 1}, N[3] = {1, 1, 1}, n = 1;
     int even = 0;
     for (int d = 0; d < ndim; d++) {
         int64_t a = shape[d], m = psf_shape[d];
+        M[3 - ndim + d] = m;
+        N[3 - ndim + d] = a;
         VOXA_FAIL_IF(a < 1 || m < 1 || m > a, VOXA_EINVAL,
                      "deconvolution: image extent %lld, PSF extent %lld on axis %d",
                      (long long)a, (long long)m, d);
@@ -72,7 +82,8 @@ voxa_status voxa__rl_gpu_bytes_for(int ndim, const int64_t *shape, const int64_t
     }
     int64_t rows = L[0] * L[1], B = rows * L[2], C2 = 2 * rows * (L[2] / 2 + 1);
     int64_t floats = 2 * B + n + C2 * ((boundary == VOXA_RL_ZERO && even) ? 3 : 2) +
-                     (boundary == VOXA_RL_FREE ? B : 0) + (accelerate ? 3 * B : 0);
+                     (boundary == VOXA_RL_FREE ? B + free_transients(M, L, N) : 0) +
+                     (accelerate ? 3 * B : 0);
     *total = 4 * floats + (accelerate ? 16 * rows : 0);
     *largest = 4 * (C2 > B ? C2 : B);
     return VOXA_OK;

@@ -158,7 +158,8 @@ static voxa_status device_bytes(const voxa_args *a, voxa_dtype dt, int nd, const
 }
 
 static const voxa_op_gpu gpu = {run_on, device_bytes,
-                                "4 (2 B + 4 C + V), + 4 B (free), + 8 C (zero, even PSF), "
+                                "4 (2 B + 4 C + V), + 4 B (free, + its class table), "
+                                "+ 8 C (zero, even PSF), "
                                 "+ 12 B (accelerate); B: FFT box, C: its complex values, V: "
                                 "image (docs/gpu.md)", NULL};
 

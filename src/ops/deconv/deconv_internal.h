@@ -116,11 +116,13 @@ static inline int64_t voxa__rl_cls(int64_t x, int64_t n, int64_t m) {
     return x < m - 1 ? x : x <= n - 1 ? m - 1 : x - n + m;
 }
 
-/* The weights' row for box row r (free mode only). */
-static inline const float *voxa__rl_wrow(const voxa_rl_plan *p, int64_t r) {
-    int64_t c0 = voxa__rl_cls(r / p->L[1], p->n[0], p->m[0]);
-    int64_t c1 = voxa__rl_cls(r % p->L[1], p->n[1], p->m[1]);
+/* The weights' row of row class (c0, c1), and of box row r (free mode only). */
+static inline const float *voxa__rl_wclass(const voxa_rl_plan *p, int64_t c0, int64_t c1) {
     return p->wtab + (c0 * p->K[1] + c1) * p->L[2];
+}
+static inline const float *voxa__rl_wrow(const voxa_rl_plan *p, int64_t r) {
+    return voxa__rl_wclass(p, voxa__rl_cls(r / p->L[1], p->n[0], p->m[0]),
+                           voxa__rl_cls(r % p->L[1], p->n[1], p->m[1]));
 }
 
 /* The one lock around FFTW's planner (not thread-safe); execute needs none. */

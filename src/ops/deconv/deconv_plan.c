@@ -220,7 +220,7 @@ static voxa_status border_weights(voxa_rl_plan *p, const float *h) {
 
 /* Whether any weight of row class (c0, c1) is > 0. */
 static int class_live(const voxa_rl_plan *p, int64_t c0, int64_t c1) {
-    const float *w = p->wtab + (c0 * p->K[1] + c1) * p->L[2];
+    const float *w = voxa__rl_wclass(p, c0, c1);
     for (int64_t x = 0; x < p->L[2]; x++)
         if (w[x] > 0) return 1;
     return 0;

@@ -66,36 +66,39 @@ voxa_status voxa__label_gpu_tile(voxa__gpu *g, const uint8_t *bin, const int64_t
     return voxa__label_gpu_buffers(g, bin, NULL, sh, mask, map, nmap, out, NULL, count);
 }
 
-/* Exclusive prefix sum, on the device, of the nchunks counts at the start
- * of dc (sized by scan_slots); *total receives their sum. Level k+1 holds
- * the block sums of level k, up to a single slot: the total. */
-static int64_t scan_slots(int64_t nchunks) {
-    int64_t slots = 0, len = nchunks;
+/* The levels of the device scan of nchunks root counts: level 0 is the
+ * counts, level j + 1 the block sums of level j (CHUNK per block), the last
+ * a single slot, the total; level j holds len[j] slots from off[j] of the
+ * counts buffer. Returns the last level's index. */
+static int scan_levels(int64_t nchunks, int64_t off[16], int64_t len[16]) {
+    int k = 0;
+    off[0] = 0;
+    len[0] = nchunks;
     do {
-        slots += len;
-        len = (len + CHUNK - 1) / CHUNK;
-    } while (len > 1);
-    return slots + 1;
+        off[k + 1] = off[k] + len[k];
+        len[k + 1] = (len[k] + CHUNK - 1) / CHUNK;
+        k++;
+    } while (len[k] > 1);
+    return k;
 }
 
 int64_t voxa__label_gpu_count_bytes(int64_t v) {
-    return 8 * scan_slots((v + CHUNK - 1) / CHUNK);
+    int64_t off[16], len[16];
+    int k = scan_levels((v + CHUNK - 1) / CHUNK, off, len);
+    return 8 * (off[k] + 1);
 }
 
+/* Exclusive prefix sum, on the device, of the nchunks counts at the start
+ * of dc (sized by voxa__label_gpu_count_bytes); *total receives their sum. */
 static voxa_status scan_counts(voxa__gpu *g, voxa__buf *dc, int64_t nchunks, int64_t *total) {
     int64_t off[16], len[16], block = CHUNK;
-    int k = 0;
+    int k = scan_levels(nchunks, off, len);
     voxa_status st;
-    off[0] = 0;
-    len[0] = nchunks;
-    do { /* up: scan each level's blocks, their sums form the next level */
-        off[k + 1] = off[k] + len[k];
-        len[k + 1] = (len[k] + CHUNK - 1) / CHUNK;
-        voxa__arg a[] = {VX_ARG(dc->h), VX_ARG(off[k]), VX_ARG(len[k]), VX_ARG(block),
-                         VX_ARG(dc->h), VX_ARG(off[k + 1])};
-        if ((st = g->ops->launch(g, "vx_label_scan", len[k + 1], 6, a))) return st;
-        k++;
-    } while (len[k] > 1);
+    for (int j = 0; j < k; j++) { /* up: scan each level's blocks into the next level */
+        voxa__arg a[] = {VX_ARG(dc->h), VX_ARG(off[j]), VX_ARG(len[j]), VX_ARG(block),
+                         VX_ARG(dc->h), VX_ARG(off[j + 1])};
+        if ((st = g->ops->launch(g, "vx_label_scan", len[j + 1], 6, a))) return st;
+    }
     for (int j = k - 2; j >= 0; j--) { /* down: add the scanned block sums */
         voxa__arg a[] = {VX_ARG(dc->h), VX_ARG(off[j]), VX_ARG(len[j]), VX_ARG(block),
                          VX_ARG(dc->h), VX_ARG(off[j + 1])};
@@ -116,7 +119,7 @@ voxa_status voxa__label_gpu_buffers(voxa__gpu *g, const uint8_t *bin, const voxa
     if (xmask) dm = *xmask; /* a device array: borrowed, never freed here */
     if ((!xmask && (st = voxa__gpu_upload(g, bin, (size_t)n, "label: mask", &dm))) ||
         (st = voxa__gpu_alloc(g, (size_t)n * 8, "label: parents", &dl)) ||
-        (st = voxa__gpu_alloc(g, (size_t)scan_slots(nchunks) * 8, "label: counts", &dc)))
+        (st = voxa__gpu_alloc(g, (size_t)voxa__label_gpu_count_bytes(n), "label: counts", &dc)))
         goto done;
     voxa__arg ia[] = {VX_ARG(dm.h), VX_ARG(dl.h), VX_ARG(n)};
     voxa__arg ma[] = {VX_ARG(dm.h), VX_ARG(dl.h), VX_ARG(sh[0]), VX_ARG(sh[1]), VX_ARG(sh[2]),

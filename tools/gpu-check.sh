@@ -164,9 +164,11 @@ elif [ -n "${PACK:-}" ] && [ -f "$PACK/libvoxa.a" ] && command -v python3 >/dev/
         echo "python: could not build the extension for python3 (Python.h: $pyinc)"
     fi
 fi
-if [ -n "$PY" ] && ! "$PY" -c "import cupy" 2>/dev/null; then
-    # CuPy for the device-array checks and the cupyx comparison: from wheels carried in
-    # .gpu-wheels/ (the GPU machine may have no network), else from the index if reachable
+if [ -n "$PY" ] && [[ " $BACKENDS " == *" cuda "* ]] && ! "$PY" -c "import cupy" 2>/dev/null; then
+    # CuPy for the device-array checks and the cupyx comparison, only where cuda runs
+    # (a dry run must not add it to the dev .venv: test_gpu_device's fake-pointer test
+    # needs it absent): from wheels carried in .gpu-wheels/ (the GPU machine may have
+    # no network), else from the index if reachable
     if ls .gpu-wheels/*.whl >/dev/null 2>&1; then
         timeout 120 "$PY" -m pip install -q --no-index --find-links .gpu-wheels cupy-cuda12x ||
             echo "cupy: install from .gpu-wheels failed"

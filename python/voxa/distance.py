@@ -18,6 +18,7 @@ from . import _voxa, morphology
 
 __all__ = ["edt", "cdt"]
 
+
 def _arg_check(dist_out, ind_out, return_distances, return_indices):
     msgs = []
     if not return_distances and not return_indices:
@@ -28,6 +29,18 @@ def _arg_check(dist_out, ind_out, return_distances, return_indices):
         msgs.append("return_indices must be True if indices is supplied")
     if msgs:
         raise RuntimeError(", ".join(msgs))
+
+
+def edt_dtype(dtype, squared, sampling):
+    """The distances' dtype, checked before any work (voxa.dask checks it when
+    the graph is built): the C kernel's rule, float64, float32, or uint32
+    for squared distances with unit spacing."""
+    dt = np.dtype(dtype)
+    if dt not in (np.float64, np.float32, np.uint32):
+        raise ValueError(f"dtype {dt}: expected float64, float32 or uint32 (squared)")
+    if dt == np.uint32 and (not squared or sampling is not None):
+        raise ValueError("edt: uint32 output holds squared distances with unit spacing only")
+    return dt
 
 
 def _results(return_distances, return_indices, dist, ind, dist_given, ind_given):
@@ -47,6 +60,8 @@ def edt(input, sampling, return_distances, return_indices, distances, indices, s
     dist_given = isinstance(distances, np.ndarray)
     ind_given = isinstance(indices, np.ndarray)
     _arg_check(dist_given, ind_given, return_distances, return_indices)
+    if return_distances and not dist_given:
+        edt_dtype(dtype, squared, sampling)
     a = np.asarray(input)
     if a.dtype not in morphology._NATIVE or a.ndim == 0:
         a = np.atleast_1d(np.where(a, True, False))  # scipy: 0-d gives shape (1,)

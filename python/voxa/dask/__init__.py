@@ -3,10 +3,13 @@
 Import it explicitly (``import voxa.dask``); it needs ``dask[array]`` (and
 ``distributed`` for clusters), which the core package does not.
 
+- Every function takes its in-memory namesake's arguments in the same order
+  (dask-only ones keyword-only); an array to write into is refused.
 - Local ops (binary morphology, Richardson-Lucy, balls) run per chunk with
   ``map_overlap``: the depth is the halo the op's descriptor declares
   (``voxa._voxa.op_halo``), and ``boundary='none'`` leaves the volume's edge
-  unpadded, so the op's own border rule acts there and only there.
+  unpadded, so the op's own border rule acts there and only there. Morphology
+  with mask, origin, axes and iterations until stable: ``_morph.py``.
 - ``label`` (``_label.py``) is a tree reduction over the chunk grid: chunks
   labelled alone, ids joined across faces up a tree of chunk groups, final ids
   sent back down, owners numbered by parallel prefix sums in scipy's raster
@@ -25,7 +28,6 @@ Everything the tasks need is module-level and pickles, so threads and
 the GIL.
 """
 import functools
-import numbers
 
 import numpy as np
 
@@ -34,13 +36,13 @@ import dask.array as da
 from dask.base import tokenize
 
 from .. import _backend, _voxa
-from ..morphology import (_element, _element_args, binary_closing as _close_np,
-                         binary_dilation as _dilate_np, binary_erosion as _erode_np,
-                         binary_opening as _open_np, distance_transform_edt as _edt_np)
+from ..distance import edt_dtype
+from ..morphology import distance_transform_edt as _edt_np
 from ..points import _points_array, balls as _balls_np
 from ..restoration import richardson_lucy as _rl_np
 from ..roi import _int_coords, _sizes, extract_patches as _extract_np
-from ._label import _structure, label
+from ._label import label
+from ._morph import fill_holes, lazy_output, morph
 from ._route import routed
 
 __all__ = ["label", "binary_dilation", "binary_erosion", "binary_opening", "binary_closing",
@@ -63,65 +65,43 @@ def _overlap(x, fn, depth, out_dtype, name, **kwargs):
 
 # ---- morphology ------------------------------------------------------------------------
 
-def _morph_halo(op, ndim, structure, iterations, ball, diamond, box, connectivity, spacing):
-    kind, radius, sp, bx, conn, fp = _element(structure, ndim, ball, diamond, box, connectivity,
-                                              spacing)
-    if isinstance(iterations, bool) or not isinstance(iterations, numbers.Integral):
-        raise TypeError(f"iterations must be an integer, got {iterations!r}")
-    if iterations < 1:
-        raise NotImplementedError("voxa.dask: iterations < 1 (until nothing changes) has no "
-                                  "bounded halo; give a count")
-    lo, hi = _voxa.op_halo(op, ndim, **_element_args(kind, radius, sp, bx, conn, fp),
-                           iterations=int(iterations))
-    return [max(a, b) for a, b in zip(lo, hi)]
-
-
-def _morph(op, fn_np, input, structure, iterations, border_value, ball, diamond, box,
-           connectivity, spacing, backend):
-    x = da.asarray(input)
-    depth = _morph_halo(op, x.ndim, structure, iterations, ball, diamond, box, connectivity,
-                        spacing)
-    return _overlap(x, routed(fn_np, backend), depth, np.bool_, structure=structure,
-                    iterations=iterations,
-                    border_value=border_value, ball=ball, diamond=diamond, box=box,
-                    connectivity=connectivity, spacing=spacing,
-                    name=f"voxa-{op}-" + tokenize(x, structure, iterations, border_value, ball,
-                                                 diamond, box, connectivity, spacing))
-
-
-def binary_dilation(input, structure=None, iterations=1, border_value=0, *, ball=None,
+def binary_dilation(input, structure=None, iterations=1, mask=None, output=None,
+                    border_value=0, origin=0, brute_force=False, *, axes=None, ball=None,
                     diamond=None, box=None, connectivity=None, spacing=None, backend=None):
     """Lazy ``voxa.binary_dilation`` of a dask array (chunks overlap by the halo)."""
-    return _morph("dilate", _dilate_np, input, structure, iterations, border_value, ball,
-                  diamond, box, connectivity, spacing, backend)
+    return morph("dilate", input, structure, iterations, mask, output, border_value, origin,
+                 axes, (ball, diamond, box, connectivity, spacing), backend)
 
 
-def binary_erosion(input, structure=None, iterations=1, border_value=0, *, ball=None,
+def binary_erosion(input, structure=None, iterations=1, mask=None, output=None,
+                   border_value=0, origin=0, brute_force=False, *, axes=None, ball=None,
                    diamond=None, box=None, connectivity=None, spacing=None, backend=None):
     """Lazy ``voxa.binary_erosion`` of a dask array."""
-    return _morph("erode", _erode_np, input, structure, iterations, border_value, ball,
-                  diamond, box, connectivity, spacing, backend)
+    return morph("erode", input, structure, iterations, mask, output, border_value, origin,
+                 axes, (ball, diamond, box, connectivity, spacing), backend)
 
 
-def binary_opening(input, structure=None, iterations=1, border_value=0, *, ball=None,
-                   diamond=None, box=None, connectivity=None, spacing=None, backend=None):
+def binary_opening(input, structure=None, iterations=1, output=None, origin=0, mask=None,
+                   border_value=0, brute_force=False, *, axes=None, ball=None, diamond=None,
+                   box=None, connectivity=None, spacing=None, backend=None):
     """Lazy ``voxa.binary_opening`` of a dask array."""
-    return _morph("open", _open_np, input, structure, iterations, border_value, ball,
-                  diamond, box, connectivity, spacing, backend)
+    return morph("open", input, structure, iterations, mask, output, border_value, origin,
+                 axes, (ball, diamond, box, connectivity, spacing), backend)
 
 
-def binary_closing(input, structure=None, iterations=1, border_value=0, *, ball=None,
-                   diamond=None, box=None, connectivity=None, spacing=None, backend=None):
+def binary_closing(input, structure=None, iterations=1, output=None, origin=0, mask=None,
+                   border_value=0, brute_force=False, *, axes=None, ball=None, diamond=None,
+                   box=None, connectivity=None, spacing=None, backend=None):
     """Lazy ``voxa.binary_closing`` of a dask array."""
-    return _morph("close", _close_np, input, structure, iterations, border_value, ball,
-                  diamond, box, connectivity, spacing, backend)
+    return morph("close", input, structure, iterations, mask, output, border_value, origin,
+                 axes, (ball, diamond, box, connectivity, spacing), backend)
 
 
 # ---- deconvolution ---------------------------------------------------------------------
 
 def richardson_lucy(image, psf, num_iter=20, boundary="free", clip=False,
-                    filter_epsilon=None, accelerate=False, dtype=np.float32, halo="psf",
-                    backend=None, planning="auto"):
+                    filter_epsilon=None, accelerate=False, out=None, dtype=np.float32,
+                    progress=None, planning="auto", *, backend=None, halo="psf"):
     """Lazy ``voxa.richardson_lucy`` per chunk. ``halo='psf'`` overlaps chunks
     by one PSF extent (the usual approximation, as the W2 write-up's
     ``map_overlap``); ``halo='exact'`` by iterations x (lo + hi), equal to the
@@ -129,7 +109,13 @@ def richardson_lucy(image, psf, num_iter=20, boundary="free", clip=False,
     ``planning`` as in ``voxa.richardson_lucy``: with 'auto' each worker
     process measures its plane plans once per chunk shape, so runs on
     several processes can differ at float32 round-off; 'estimate' gives
-    every worker the same plans (unless measured wisdom is cached)."""
+    every worker the same plans (unless measured wisdom is cached).
+    ``out`` must be None (the result is a new dask array); so must
+    ``progress``: dask's own progress bars follow the chunks."""
+    lazy_output(out, "out")
+    if progress is not None:
+        raise TypeError("voxa.dask.richardson_lucy: progress= is not taken on dask arrays; "
+                        "use dask.diagnostics.ProgressBar or the distributed dashboard")
     if planning not in ("auto", "estimate", "measure"):
         raise ValueError(f"planning: {planning!r} (expected 'auto', 'estimate' or 'measure')")
     x = da.asarray(image)
@@ -173,10 +159,12 @@ def _balls_block(pts, radius, spacing, owner, out_dtype, backend, block_info=Non
     return out.astype(out_dtype, copy=False)
 
 
-def balls(shape, points, radius, spacing=None, owner=False, chunks="auto", backend=None):
+def balls(shape, points, radius, spacing=None, owner=False, out=None, *, backend=None,
+          chunks="auto"):
     """A lazy mask (or owner map) of balls around points, chunk by chunk; each
     chunk paints every point (the W1 rule has no cheap cut for far points at
-    this size; the C op skips balls that miss the chunk)."""
+    this size; the C op skips balls that miss the chunk). ``out`` must be None."""
+    lazy_output(out, "out")
     shape = tuple(int(s) for s in shape)
     pts = _points_array(points, len(shape))
     n = pts.shape[0]
@@ -193,47 +181,62 @@ def balls(shape, points, radius, spacing=None, owner=False, chunks="auto", backe
 
 # ---- fill holes, edt ------------------------------------------------------------------
 
-def _fill_block(block, bg_labels, edge):
-    return np.asarray(block, bool) | ((bg_labels > 0) & ~np.isin(bg_labels, edge))
-
-
-def binary_fill_holes(input, structure=None, backend=None):
+def binary_fill_holes(input, structure=None, output=None, origin=0, *, axes=None,
+                      backend=None):
     """``scipy.ndimage.binary_fill_holes`` of a dask array, exact by blocks: the
     background's components (joined by the structure) that reach outside the
     volume are not holes; a face of axis d reaches outside where the
-    structure steps along d."""
-    x = da.asarray(input)
-    st = _structure(structure, 1, x.ndim)
-    bg, _ = label(x == 0, structure=st, output=np.int64, backend=backend)
-    steps = [bool(np.take(st, [0, 2], axis=d).any()) for d in range(x.ndim)]
-    faces = [da.take(bg, [0, x.shape[d] - 1], axis=d).ravel()
-             for d in range(x.ndim) if steps[d] and x.shape[d] > 0]
-    edge = dask.delayed(np.unique)(da.concatenate(faces) if faces else np.zeros(0, np.int64))
-    return da.map_blocks(_fill_block, x, bg, edge, dtype=np.bool_,
-                         meta=np.empty((0,) * x.ndim, np.bool_),
-                         name="voxa-fill-holes-" + tokenize(x, st))
+    structure steps along d. A structure whose steps (origin included) are
+    not symmetric or reach beyond one voxel runs on one chunk."""
+    return fill_holes(input, structure, output, origin, axes, backend)
 
 
-def distance_transform_edt(input, sampling=None, max_distance=None, float64=True,
-                           backend=None):
-    """Exact EDT of a dask array. Without ``max_distance`` a distance may come
-    from anywhere, so the array is rechunked to one chunk (one worker holds
-    it); with it, chunks overlap by ceil(max_distance / sampling) and distances
-    are exact up to max_distance (larger ones are clamped to it)."""
+def distance_transform_edt(input, sampling=None, return_distances=True, return_indices=False,
+                           distances=None, indices=None, *, squared=False, dtype=np.float64,
+                           max_distance=None, backend=None):
+    """Exact EDT of a dask array, with ``voxa.distance_transform_edt``'s
+    arguments (``distances``/``indices`` must be None: the results are new
+    dask arrays). Without ``max_distance`` a distance may come from anywhere,
+    so the array is rechunked to one chunk (one worker holds it); with it,
+    chunks overlap by ceil(max_distance / sampling) + 1 and distances are
+    exact up to max_distance; larger ones read max_distance (its square when
+    ``squared``, rounded down for uint32). Indices need the whole array."""
+    lazy_output(distances, "distances")
+    lazy_output(indices, "indices")
+    if not return_distances and not return_indices:
+        raise RuntimeError("at least one of return_distances/return_indices must be True")
     x = da.asarray(input)
+    kw = dict(sampling=sampling, squared=squared, dtype=dtype)
+    if return_distances:
+        edt_dtype(dtype, squared, sampling)  # fails here, not in a task
+    out_dtype = np.dtype(dtype)
+    tok = tokenize(x, sampling, return_distances, return_indices, squared, out_dtype,
+                   max_distance)
+    if return_indices:
+        if max_distance is not None:
+            raise ValueError("voxa.dask.distance_transform_edt: indices of voxels further "
+                             "than max_distance are not known by blocks; omit max_distance")
+        both = dask.delayed(routed(_edt_np, backend), pure=True)(
+            x.rechunk(-1), return_distances=return_distances, return_indices=True, **kw,
+            dask_key_name="voxa-edt-" + tok)
+        ind_shape = (x.ndim,) + x.shape
+        if not return_distances:
+            return da.from_delayed(both, ind_shape, np.int32)
+        return (da.from_delayed(both[0], x.shape, out_dtype),
+                da.from_delayed(both[1], ind_shape, np.int32))
     if max_distance is None:
-        return x.rechunk(-1).map_blocks(routed(_edt_np, backend), sampling=sampling,
-                                        dtype=np.float64,
-                                        name="voxa-edt-" + tokenize(x, sampling))
+        return x.rechunk(-1).map_blocks(functools.partial(routed(_edt_np, backend), **kw),
+                                        dtype=out_dtype, name="voxa-edt-" + tok)
     sp = np.broadcast_to(np.asarray(1.0 if sampling is None else sampling, float), (x.ndim,))
-    depth = [int(np.ceil(max_distance / s)) + 1 for s in sp]
-    return _overlap(x, routed(_edt_clamped, backend), depth, np.float64, sampling=sampling,
-                    max_distance=float(max_distance),
-                    name="voxa-edt-" + tokenize(x, sampling, max_distance))
+    depth = [int(np.ceil(max_distance / abs(s))) + 1 for s in sp]
+    cap = float(max_distance) ** 2 if squared else float(max_distance)
+    return _overlap(x, routed(_edt_clamped, backend), depth, out_dtype, cap=cap, **kw,
+                    name="voxa-edt-" + tok)
 
 
-def _edt_clamped(block, sampling, max_distance):
-    return np.minimum(_edt_np(block, sampling=sampling), max_distance)
+def _edt_clamped(block, cap, **kw):
+    d = _edt_np(block, **kw)
+    return np.minimum(d, d.dtype.type(np.floor(cap) if d.dtype.kind == "u" else cap))
 
 
 # ---- ROI extraction ----------------------------------------------------------------------
@@ -242,10 +245,13 @@ def _extract_group(sub, corners, size, mode, cval):
     return _extract_np(sub, corners, size, mode=mode, cval=cval)
 
 
-def extract_patches(image, coords, size, centered=False, mode="error", cval=0, backend=None):
+def extract_patches(image, coords, size, centered=False, mode="error", cval=0, out=None, *,
+                    backend=None):
     """Lazy ``voxa.extract_patches`` of a dask array: ROIs grouped by the chunk
     of their corner; each group reads only the box its patches need (padding
-    modes read the mirrored or nearest voxels too). Rows keep their order."""
+    modes read the mirrored or nearest voxels too). Rows keep their order.
+    ``out`` must be None."""
+    lazy_output(out, "out")
     x = da.asarray(image)
     size = _sizes(size, coords)
     k = len(size)

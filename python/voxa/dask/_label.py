@@ -292,11 +292,15 @@ def _excl_scan(h, axis):
     return da.cumsum(h, axis=axis, method="blelloch") - h
 
 
-def label(input, structure=None, connectivity=1, output=None, backend=None):
+def label(input, structure=None, output=None, *, connectivity=1, backend=None):
     """``voxa.label`` / ``scipy.ndimage.label`` of a dask array, lazily:
     returns ``(labels, n)`` with labels a dask array (int32 unless ``output``
-    names another integer dtype) and n a 0-d dask array. Exactly scipy's labels
-    and count, for any chunking and connectivity (see the module's notes)."""
+    names another integer dtype; an array is refused, the result being a new
+    dask array) and n a 0-d dask array. Exactly scipy's labels and count, for
+    any chunking and connectivity (see the module's notes)."""
+    if isinstance(output, (np.ndarray, da.Array)):
+        raise TypeError("voxa.dask: output= cannot be an array (the result is a new dask "
+                        "array); give a dtype or None")
     x = da.asarray(input)
     dtype = np.dtype(np.int32 if output is None else output)
     if dtype.kind not in "iu":

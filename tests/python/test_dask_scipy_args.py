@@ -105,6 +105,18 @@ def test_until_stable(data, op, masked):
         ndi.binary_propagation(src, mask=mask))
 
 
+@pytest.mark.parametrize("op", OPS)
+def test_halo_longer_than_an_axis(op):
+    """A halo that spans an axis whole (here 1 and 3 voxels long) makes that
+    axis one chunk: dask cannot grow a chunk past the array."""
+    m = np.random.default_rng(15).random((1, 3, 40)) < 0.6
+    x = da.from_array(m, chunks=(1, 2, 7))
+    for kw in (dict(structure=np.ones((3, 3, 3)), iterations=2), dict(ball=2),
+               dict(structure=np.ones((3, 3, 3)), mask=m[::-1, ::-1])):
+        want = getattr(ndi, op)(m, **kw) if "ball" not in kw else getattr(voxa, op)(m, **kw)
+        _eq(getattr(vd, op)(x, **kw), want)
+
+
 def test_until_stable_refuses_what_is_not_a_labelling(data):
     x = da.from_array(data[0], chunks=(5, 7, 6))
     half = np.array([[0, 0, 0], [0, 1, 1], [0, 0, 0]], bool)[None]
@@ -143,6 +155,13 @@ def test_label_output_positional(data):
     lab, _ = vd.label(x, None, np.uint16)
     assert lab.compute().dtype == np.uint16
     _eq(lab, ndi.label(m)[0])
+    for dt in (np.float32, np.float64, np.bool_):  # as scipy: the labels cast
+        lab, _ = vd.label(x, st, dt)
+        assert lab.dtype == dt
+        _eq(lab, want.astype(dt))
+    big = da.zeros((2**16, 2**15), bool, chunks=2**14)  # never computed: the dtype is known
+    assert vd.label(big)[0].dtype == np.int64 and voxa.label(np.zeros(3, bool))[0].dtype == \
+        np.int32 == vd.label(x)[0].dtype  # int64 from 2^31 - 2 voxels, as in memory
     with pytest.raises(TypeError, match="output= cannot be an array"):
         vd.label(x, output=np.empty(m.shape, np.int32))
     with pytest.raises(TypeError):

@@ -43,6 +43,7 @@ from ..restoration import richardson_lucy as _rl_np
 from ..roi import _int_coords, _sizes, extract_patches as _extract_np
 from ._label import label
 from ._morph import fill_holes, lazy_output, morph
+from ._overlap import overlap
 from ._route import routed
 
 __all__ = ["label", "binary_dilation", "binary_erosion", "binary_opening", "binary_closing",
@@ -57,10 +58,7 @@ def _starts(chunks):
 
 def _overlap(x, fn, depth, out_dtype, name, **kwargs):
     """fn(block, **kwargs) per chunk grown by `depth` (not at the volume's edge)."""
-    depth = {d: int(v) for d, v in enumerate(depth)}
-    return da.map_overlap(functools.partial(fn, **kwargs), x, depth=depth, boundary="none",
-                          trim=True, dtype=out_dtype, meta=np.empty((0,) * x.ndim, out_dtype),
-                          allow_rechunk=True, name=name)
+    return overlap(functools.partial(fn, **kwargs), [x], depth, np.dtype(out_dtype), name)
 
 
 # ---- morphology ------------------------------------------------------------------------

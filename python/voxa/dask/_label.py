@@ -268,6 +268,10 @@ def _relabel(chunk, down, numbered, down2, dtype):
         vals = np.concatenate([down2[1], mine[1]])
         order = np.argsort(keys)
         num[at + 1] = _lookup(keys[order], vals[order], down[1])
+    if dtype.kind not in "iu":  # float or bool, as scipy: the int64 labels cast
+        out = np.empty(lab.shape, np.int64)
+        _voxa.dask_relabel(lab, np.ascontiguousarray(num.astype(np.int64, copy=False)), out)
+        return out.astype(dtype)
     top = int(num.max(initial=0))
     if top > np.iinfo(dtype).max:  # as voxa.label: never wrap around
         raise _nds.BitDepthError(f"label: label {top} does not fit the output dtype {dtype} "
@@ -294,17 +298,20 @@ def _excl_scan(h, axis):
 
 def label(input, structure=None, output=None, *, connectivity=1, backend=None):
     """``voxa.label`` / ``scipy.ndimage.label`` of a dask array, lazily:
-    returns ``(labels, n)`` with labels a dask array (int32 unless ``output``
-    names another integer dtype; an array is refused, the result being a new
-    dask array) and n a 0-d dask array. Exactly scipy's labels and count, for
+    returns ``(labels, n)`` with labels a dask array and n a 0-d dask array.
+    ``output``: a dtype as in memory (any integer, float32, float64 or bool;
+    default int32, int64 from 2^31 - 2 voxels); an array is refused, the
+    result being a new dask array. Exactly scipy's labels and count, for
     any chunking and connectivity (see the module's notes)."""
     if isinstance(output, (np.ndarray, da.Array)):
         raise TypeError("voxa.dask: output= cannot be an array (the result is a new dask "
                         "array); give a dtype or None")
     x = da.asarray(input)
-    dtype = np.dtype(np.int32 if output is None else output)
-    if dtype.kind not in "iu":
-        raise ValueError(f"label: output dtype {dtype} is not an integer dtype")
+    dtype = np.dtype((np.int64 if x.size >= 2**31 - 2 else np.int32) if output is None
+                     else output)
+    if dtype.kind not in "iu" and dtype not in (np.float32, np.float64, np.bool_):
+        raise TypeError(f"label: unsupported output dtype {dtype} (expected an integer "
+                        "dtype, float32, float64 or bool)")
     scalar = x.ndim == 0
     if scalar:
         x = x.reshape(1)

@@ -36,6 +36,7 @@ from ..morphology import (_element, _element_args, binary_closing as _close_np,
                          binary_dilation as _dilate_np, binary_erosion as _erode_np,
                          binary_opening as _open_np)
 from ._label import label
+from ._overlap import overlap
 from ._route import routed
 
 _NP = {"dilate": _dilate_np, "erode": _erode_np, "open": _open_np, "close": _close_np}
@@ -109,11 +110,8 @@ def _blockwise(op, x, m, depth, backend, kw):
     """op per chunk grown by `depth` (not at the volume's edge), with its
     piece of the mask m (or None)."""
     fn = functools.partial(_block, fn=routed(_NP[op], backend), **kw)
-    arrays = (x,) if m is None else (x, m)
-    return da.map_overlap(fn, *arrays, depth={d: int(v) for d, v in enumerate(depth)},
-                          boundary="none", trim=True, dtype=np.bool_,
-                          meta=np.empty((0,) * x.ndim, np.bool_), allow_rechunk=True,
-                          name=f"voxa-{op}-" + tokenize(x, m, depth, kw))
+    return overlap(fn, [x] if m is None else [x, m], depth, np.dtype(np.bool_),
+                   f"voxa-{op}-" + tokenize(x, m, depth, kw))
 
 
 def _seed_ids(lab, seeds):

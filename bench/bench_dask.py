@@ -2,6 +2,9 @@
 the threaded scheduler (the 2 cores of this machine):
 - label of a (256, 512, 512) blob mask (~40 % set) in (64, 256, 256) chunks,
 - binary opening with a radius-5 ball of the same mask,
+- propagation until stable inside that mask from sparse seeds
+  (binary_dilation(iterations=-1, mask=...), scipy's binary_propagation;
+  dask-image raises NotImplementedError for iterations < 1),
 - Richardson-Lucy, 10 iterations, PSF 32^3, (256, 512, 512) float32 in
   (128, 256, 256) chunks (default halo: one PSF extent).
 voxa in memory and voxa.dask run interleaved (common.interleave); the ratio is
@@ -107,7 +110,19 @@ if dim_morph is not None:
                     .compute(scheduler="threads"))
     assert np.array_equal(pr, ref), "dask-image's opening differs"
 rows.append(row("opening ball r=5", t["mem"], t["dask"], peer))
-del ref, mask, x
+del ref
+
+# ---- propagation until stable inside the mask, from sparse seeds
+seeds = mask & (np.random.default_rng(3).random(shape, dtype=np.float32) < 1e-5)
+xs = da.from_array(seeds, chunks=chunks)
+ref = voxa.binary_dilation(seeds, iterations=-1, mask=mask)
+assert np.array_equal(vd.binary_dilation(xs, iterations=-1, mask=x).compute(scheduler="threads"),
+                      ref)
+t = interleave([("mem", lambda: voxa.binary_dilation(seeds, iterations=-1, mask=mask)),
+                ("dask", lambda: vd.binary_dilation(xs, iterations=-1, mask=x)
+                 .compute(scheduler="threads"))], rounds=rounds, warmup=0)
+rows.append(row("propagation until stable, mask, 1e-5 seeds", t["mem"], t["dask"]))
+del ref, mask, x, seeds, xs
 
 # ---- Richardson-Lucy, 10 iterations, PSF 32^3
 if "--no-rl" in sys.argv:

@@ -61,14 +61,16 @@ def test_mask_origin_axes_border(data, op, chunks):
              dict(structure=st, origin=(1, -1, 0)), dict(structure=uneven, origin=(0, 1, -1),
                                                          iterations=2),
              dict(structure=np.ones((3, 5), bool), axes=(0, 2), origin=(-1, 2)),
-             dict(structure=st, iterations=3, mask=mask, origin=1, brute_force=True)]
+             dict(structure=st, iterations=3, mask=mask, origin=1, brute_force=True),
+             dict(structure=da.from_array(st, chunks=2), mask=mask)]  # as dask-image's tests
     if op in ("binary_dilation", "binary_erosion"):
         cases.append(dict(structure=uneven, mask=mask, border_value=1, iterations=2))
     for kw in cases:
         dmask = kw.get("mask")
         if dmask is not None:  # the mask as a dask array of other chunks
             kw = dict(kw, mask=da.from_array(dmask, chunks=(4, 9, 5)))
-        want = ref(m, **dict(kw, mask=dmask) if dmask is not None else kw)
+        np_kw = dict(kw, structure=np.asarray(kw["structure"]))
+        want = ref(m, **dict(np_kw, mask=dmask) if dmask is not None else np_kw)
         _eq(fn(x, **kw), want)
     with pytest.raises(TypeError, match="output= cannot be an array"):
         fn(x, output=np.empty(m.shape, bool))

@@ -51,6 +51,12 @@ def lazy_output(output, name="output"):
                         f"array); leave it None")
 
 
+def _small(structure):
+    """A structure given as a dask array, computed once here rather than in
+    every task."""
+    return structure.compute() if isinstance(structure, da.Array) else structure
+
+
 def _iterations(iterations):
     try:
         return operator.index(iterations)
@@ -175,6 +181,7 @@ def morph(op, input, structure, iterations, mask, output, border_value, origin, 
     """Lazy binary_<op> with the in-memory function's arguments."""
     lazy_output(output)
     x = da.asarray(input)
+    structure = _small(structure)
     if x.ndim == 0 or 0 in x.shape:  # nothing to split: the in-memory rules apply
         return da.from_array(_NP[op](np.asarray(x), structure, iterations, mask=mask,
                                      border_value=border_value, origin=origin, axes=axes,
@@ -219,6 +226,7 @@ def fill_holes(input, structure, output, origin, axes, backend):
     """Lazy binary_fill_holes with the in-memory function's arguments."""
     lazy_output(output)
     x = da.asarray(input)
+    structure = _small(structure)
     if x.ndim == 0 or 0 in x.shape:
         return da.from_array(_fill_np(np.asarray(x), structure, origin=origin, axes=axes))
     ax = nds.check_axes(axes, x.ndim)

@@ -70,8 +70,32 @@ def _value_of(a, res):
     return np.float64(res[0])
 
 
-def threshold_otsu(image, nbins=256):
-    """Otsu's threshold, equal to ``skimage.filters.threshold_otsu(image, nbins)``.
+def _otsu_of_hist(hist):
+    """Otsu's selection on a given histogram, as skimage makes it: `hist` is
+    counts (bin centres 0, 1, ...) or (counts, bin_centres); zero bins at
+    either end are dropped; counts in float32. O(bins), in NumPy."""
+    counts, centres = hist if isinstance(hist, (tuple, list)) else (hist, None)
+    counts = np.asarray(counts)
+    centres = np.arange(counts.size) if centres is None else np.asarray(centres)
+    if counts.ndim != 1 or centres.shape != counts.shape or counts.size == 0:
+        raise ValueError(f"hist: counts and bin centres must be 1-D of one non-zero length "
+                         f"(got {counts.shape} and {centres.shape})")
+    if counts[0] == 0 or counts[-1] == 0:
+        kept = np.flatnonzero(counts > 0)
+        lo, hi = (kept[0], kept[-1] + 1) if kept.size else (0, counts.size)
+        counts, centres = counts[lo:hi], centres[lo:hi]
+    counts = counts.astype(np.float32, copy=False)
+    below = np.cumsum(counts)  # class weights for a cut after each bin
+    above = np.cumsum(counts[::-1])[::-1]
+    mass = counts * centres
+    mean_below = np.cumsum(mass) / below
+    mean_above = (np.cumsum(mass[::-1]) / above[::-1])[::-1]
+    between = below[:-1] * above[1:] * (mean_below[:-1] - mean_above[1:]) ** 2
+    return centres[np.argmax(between)]
+
+
+def threshold_otsu(image=None, nbins=256, *, hist=None):
+    """Otsu's threshold, equal to ``skimage.filters.threshold_otsu(image, nbins, hist=hist)``.
 
     Parameters
     ----------
@@ -80,18 +104,34 @@ def threshold_otsu(image, nbins=256):
     nbins : int, 2..2^24, bins over [min, max] for float and bool images;
         ignored for integer images, which get one bin per value (as in
         skimage; at most 2^28 values between min and max).
+    hist : counts, or (counts, bin_centres), optional: a histogram to
+        threshold instead of the image's (as skimage: with both, a constant
+        image still returns its value, else the histogram decides).
 
     Returns
     -------
     The threshold, typed as skimage types it: the first voxel (image dtype)
     for a constant image, else np.float32 for float32 images, np.int64 for
-    integer images, np.float64 for float64 and bool images. Voxels strictly
-    above it are foreground.
+    integer images, np.float64 for float64 and bool images; with `hist`, a
+    bin centre. Voxels strictly above it are foreground.
 
     Raises ValueError for an empty image, NaN or inf voxels (unless every
     voxel equals the first, as in skimage), or a range too narrow for nbins
-    distinct edges; TypeError for float16 and complex images.
+    distinct edges; TypeError for float16 and complex images, or for neither
+    image nor hist.
     """
+    if image is None and hist is None:
+        raise TypeError("threshold_otsu: give an image or hist=")
+    if image is not None and hist is not None:
+        a = _native(image)
+        if a.size == 0:
+            raise ValueError("image: empty array (Otsu's threshold needs at least one voxel)")
+        _otsu_args(a, nbins)  # skimage's RGB warning
+        first = a.reshape(-1)[0]
+        if np.all(a == first):
+            return first
+    if hist is not None:
+        return _otsu_of_hist(hist)
     a, nbins = _otsu_args(image, nbins)
     if a.size == 0:
         raise ValueError("image: empty array (Otsu's threshold needs at least one voxel)")

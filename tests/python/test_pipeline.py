@@ -182,7 +182,10 @@ def test_dry_run_runs_nothing(sample):
 
 def test_kill_then_resume(sample):
     rng = np.random.default_rng(5)
-    big = ndi.gaussian_filter(rng.random((40, 96, 96)), 3)
+    # the second step must outlast the poll: about 1.7 s with 1 thread on
+    # session 9's Zen 5 (the former (40, 96, 96) with ball 5 took 0.05 s there,
+    # as long as the wait before the kill, and the step could end first)
+    big = ndi.gaussian_filter(rng.random((64, 160, 160)), 3)
     np.save(sample / "big.npy", big > np.quantile(big, 0.5))
     recipe = write(sample, """\
         [pipeline]
@@ -198,7 +201,7 @@ def test_kill_then_resume(sample):
         name = "slow"
         op = "open"
         input = "first"
-        ball = 5
+        ball = 7
         [[step]]
         name = "labels"
         op = "label"
@@ -220,6 +223,8 @@ def test_kill_then_resume(sample):
             killed = True
     p.wait()
     assert killed and p.returncode == -signal.SIGKILL, "the run ended before it could be killed"
+    states = [s["state"] for s in json.loads(log.read_text())["steps"]]
+    assert states[1] == "running", f"the second step was not running when killed: {states}"
     assert not (sample / "out" / "slow.npy").exists()  # never a partial output
     first_t = (sample / "out" / "first.npy").stat().st_mtime_ns
     r = run("pipeline", recipe)
@@ -229,7 +234,7 @@ def test_kill_then_resume(sample):
     assert "slow (open): running" in r.stdout and "labels (label): running" in r.stdout
     assert (sample / "out" / "first.npy").stat().st_mtime_ns == first_t
     m = np.load(sample / "big.npy")
-    want, n = ndi.label(ndi.binary_opening(ndi.binary_dilation(m), ball(5)))
+    want, n = ndi.label(ndi.binary_opening(ndi.binary_dilation(m), ball(7)))
     np.testing.assert_array_equal(np.load(sample / "out" / "labels.npy"), want)
     states = [s["state"] for s in json.loads(log.read_text())["steps"]]
     assert states == ["skipped", "done", "done"]

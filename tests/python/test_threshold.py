@@ -6,7 +6,8 @@ ranges a few ulps wide, bins whose counts exceed 2^24 (float32 rounding of
 the counts), NaN/inf/empty inputs (both refuse), strides, byte order, thread
 counts; voxa.threshold against NumPy's ``image > value`` (Python and NumPy
 scalars, NaN, inf, big integers) and against ``image > threshold_otsu``;
-the CLI (`voxa threshold`, in memory and with --mem-limit) and cancelling."""
+the CLI (`voxa threshold`, in memory and with --mem-limit) and cancelling;
+``hist=`` (counts, or counts and bin centres) against skimage's."""
 import os
 import warnings
 
@@ -172,6 +173,40 @@ def test_counts_beyond_float32():
     b = np.zeros(2**24 + 5, np.float32)
     b[-5:] = (0.5, 0.25, 1.0, 0.75, 0.125)
     same(b)
+
+
+def test_hist_like_skimage():
+    """hist=: value and type equal skimage's on random histograms with zero
+    bins at the ends, float counts, given or default bin centres; with an
+    image too, a constant image returns its value first."""
+    rng = np.random.default_rng(21)
+    for trial in range(200):
+        k = int(rng.integers(1, 300))
+        counts = rng.integers(0, 1000, k)
+        if trial % 4 == 1:
+            counts[:rng.integers(0, k)] = 0
+        if trial % 5 == 2:
+            counts[rng.integers(0, k):] = 0
+        if trial % 7 == 3:
+            counts = counts * rng.random()
+        centres = [None, np.sort(rng.random(k)) * 100, np.arange(k) * 3 + 7][trial % 3]
+        h = counts if centres is None else (counts, centres)
+        if not np.any(counts):
+            continue  # skimage divides 0 by 0 there
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            want = sk_otsu(hist=h)
+        got = voxa.threshold_otsu(hist=h)
+        assert got == want and type(got) is type(want), (trial, got, want)
+    img = RNG.random((20, 30)).astype(np.float32)
+    counts, edges = np.histogram(img, 50)
+    h = (counts, (edges[:-1] + edges[1:]) / 2)
+    assert voxa.threshold_otsu(img, hist=h) == sk_otsu(img, hist=h)
+    assert voxa.threshold_otsu(np.full((3, 3), 5), hist=h) == sk_otsu(np.full((3, 3), 5), hist=h)
+    with pytest.raises(TypeError, match="image or hist"):
+        voxa.threshold_otsu()
+    with pytest.raises(ValueError, match="hist"):
+        voxa.threshold_otsu(hist=(np.ones(3), np.ones(4)))
 
 
 def test_layouts_and_threads():

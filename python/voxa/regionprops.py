@@ -14,9 +14,11 @@ fractional spacing or float intensities they agree to rounding (voxa sums
 exactly, or in float64, where scikit-image sums scaled values one by one, or
 float32 values in float32). `intensity_sum` is a voxa extension.
 """
+import warnings
+
 import numpy as np
 
-from . import _voxa
+from . import _extra_props, _voxa
 from ._arrays import native
 
 #: properties voxa computes, in the order of the default with intensity
@@ -30,7 +32,7 @@ _ALIASES = {"mean_intensity": "intensity_mean", "min_intensity": "intensity_min"
 
 
 def regionprops_table(label_image, intensity_image=None, properties=("label", "bbox"), *,
-                      separator="-", spacing=None):
+                      cache=True, separator="-", extra_properties=None, spacing=None):
     """Measure every labelled object of `label_image`.
 
     Parameters
@@ -41,7 +43,13 @@ def regionprops_table(label_image, intensity_image=None, properties=("label", "b
         (label, area, num_pixels, centroid, bbox, intensity_mean,
         intensity_min, intensity_max, intensity_sum, centroid_weighted);
         the columns follow this order.
+    cache : accepted for scikit-image's signature (voxa computes each column once)
     separator : str, between a property and its axis in column names
+    extra_properties : iterable of functions, optional, as in scikit-image:
+        ``f(mask)`` or ``f(mask, intensity)`` per object, on its bounding
+        box; columns named after the function, after the others (see
+        voxa._extra_props). A function named like a property above is
+        shadowed by it, with a warning, as in scikit-image.
     spacing : sequence of ndim floats > 0, optional: voxel size per axis
         (area becomes a physical volume, centroids physical positions; bbox
         stays in voxels), as in scikit-image.
@@ -54,8 +62,9 @@ def regionprops_table(label_image, intensity_image=None, properties=("label", "b
     Raises
     ------
     TypeError for a bool or float label image (as scikit-image);
-    ValueError for an unknown property, a shape mismatch, a bad spacing, an
-    intensity property without an intensity image.
+    ValueError for an unknown property, a shape mismatch, a bad spacing;
+    an error that is both AttributeError (scikit-image's) and ValueError for
+    an intensity property without an intensity image.
     """
     labels = np.asarray(label_image)
     if labels.dtype == np.bool_ or labels.dtype.kind not in "iu":
@@ -65,6 +74,15 @@ def regionprops_table(label_image, intensity_image=None, properties=("label", "b
         raise TypeError("label_image: 0-D array (need at least one axis)")
     if isinstance(properties, str):
         properties = (properties,)
+    extra = []
+    for func in extra_properties or ():
+        if func.__name__ in PROPERTIES or func.__name__ in _ALIASES:
+            warnings.warn(f"Extra property {func.__name__!r} is shadowed by the property of "
+                          "that name and will be inaccessible. Consider renaming it.",
+                          stacklevel=2)
+            properties = tuple(properties) + (func.__name__,)
+        else:
+            extra.append(func)
     props = [_ALIASES.get(p, p) for p in properties]
     for p, orig in zip(props, properties):
         if p not in PROPERTIES:
@@ -72,8 +90,9 @@ def regionprops_table(label_image, intensity_image=None, properties=("label", "b
                              % (orig, ", ".join(PROPERTIES)))
     want_i = any(p in _INTENSITY for p in props)
     if want_i and intensity_image is None:
-        raise ValueError("properties: %s need an intensity_image"
-                         % ", ".join(repr(p) for p in props if p in _INTENSITY))
+        raise _extra_props.IntensityMissing(
+            "properties: %s need an intensity_image"
+            % ", ".join(repr(p) for p in props if p in _INTENSITY))
     intensity = None
     if intensity_image is not None:
         intensity = np.asarray(intensity_image)
@@ -111,4 +130,13 @@ def regionprops_table(label_image, intensity_image=None, properties=("label", "b
                 out["%s%s%d" % (name, separator, c)] = np.ascontiguousarray(a[:, c])
         else:
             out[name] = a
+    raw = None if intensity_image is None else np.asarray(intensity_image)
+    for func in extra:
+        if n == 0:
+            out.update(_extra_props.empty_columns(func, nd, None if raw is None else raw.dtype,
+                                                  separator))
+            continue
+        boxes = np.frombuffer(cols["bbox"], dtype=np.int64).reshape(n, 2 * nd)
+        rows = np.frombuffer(cols["label"], dtype=np.int64)
+        out.update(_extra_props.columns(func, labels, raw, rows, boxes, separator))
     return out

@@ -1,7 +1,9 @@
 """voxa.regionprops_table and `voxa measure` against
 skimage.measure.regionprops_table: every label dtype, gaps in the numbering,
 negative labels, empty images, anisotropic spacing, float intensities,
-strides and byte order, thread counts, the CLI by blocks vs whole, errors."""
+strides and byte order, thread counts, the CLI by blocks vs whole, errors;
+extra_properties (scikit-image's user functions: columns, dtypes, empty
+tables, shadowing, errors)."""
 import csv
 
 import numpy as np
@@ -168,6 +170,83 @@ def test_errors():
         voxa.regionprops_table(lab, spacing=(1, 0))
     with pytest.raises(ValueError, match="above the largest label"):
         voxa.regionprops_table(np.array([1, 2**63], np.uint64))
+
+
+def _n(mask):
+    return int(mask.sum())
+
+
+def _isum(mask, intensity):
+    return intensity[mask].sum()
+
+
+def _box_total(mask, intensity):  # the box's intensity is zero outside the object
+    return float(intensity.sum())
+
+
+def _quartiles(mask, intensity):
+    return np.percentile(intensity[mask], [25, 75])
+
+
+def _shape2(mask):
+    return np.full((2, 3), mask.sum(), np.float32)
+
+
+def _coords(mask):  # a different size per object: an object column
+    return np.argwhere(mask)
+
+
+def _box(mask):
+    return mask.shape
+
+
+def assert_same_extra(a, b):
+    assert list(a) == list(b)
+    for k in a:
+        assert a[k].dtype == b[k].dtype, k
+        if a[k].dtype == object:
+            assert len(a[k]) == len(b[k]) and all(np.array_equal(x, y)
+                                                  for x, y in zip(a[k], b[k])), k
+        else:
+            np.testing.assert_array_equal(a[k], b[k], err_msg=k)
+
+
+@pytest.mark.parametrize("shape,idtype", [((31, 40), np.uint8), ((9, 14, 17), np.float32)])
+def test_extra_properties_like_skimage(shape, idtype):
+    rng = np.random.default_rng(31)
+    lab = random_labels(rng, shape, [0, 3, 5, 9, 200], 0.4)
+    img = (rng.random(shape) * 100).astype(idtype)
+    funcs = [_n, _isum, _quartiles, _shape2, _coords, _box, _box_total]
+    for props in [(), ("label", "area", "centroid")]:
+        for extra in [funcs[:1], funcs[1:2], funcs]:
+            with np.errstate(all="ignore"):
+                want = sk_table(lab, img, properties=props, extra_properties=extra)
+            assert_same_extra(voxa.regionprops_table(lab, img, properties=props,
+                                                     extra_properties=extra), want)
+    empty = np.zeros(shape, np.int32)
+    assert_same_extra(voxa.regionprops_table(empty, img, ("label",), extra_properties=funcs[:3]),
+                      sk_table(empty, img, ("label",), extra_properties=funcs[:3]))
+
+
+def test_extra_properties_rules():
+    lab = np.array([[0, 1, 1], [2, 0, 1]], np.int32)
+
+    def area(mask):  # shadowed by the property, as in skimage
+        return -1
+    with pytest.warns(UserWarning, match="shadowed"):
+        got = voxa.regionprops_table(lab, properties=("label",), extra_properties=[area])
+    np.testing.assert_array_equal(got["area"], [3.0, 1.0])
+    with pytest.raises(AttributeError, match="intensity_image"):
+        voxa.regionprops_table(lab, extra_properties=[_isum])
+    with pytest.raises(AttributeError, match="intensity_image"):  # skimage's error class
+        voxa.regionprops_table(lab, properties=("intensity_mean",))
+
+    def three(mask, intensity, other):
+        return 0
+    with pytest.raises(AttributeError, match="1 or 2"):
+        voxa.regionprops_table(lab, np.ones(lab.shape), extra_properties=[three])
+    got = voxa.regionprops_table(lab, extra_properties=[_n], separator="/", cache=False)
+    assert list(got) == ["label", "bbox/0", "bbox/1", "bbox/2", "bbox/3", "_n"]
 
 
 def read_csv(path):

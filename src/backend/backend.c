@@ -114,6 +114,9 @@ voxa_status voxa__gpu_acquire(voxa_backend b, const char *what, voxa__gpu **out)
         voxa_status st = b == VOXA_BACKEND_OPENCL ? voxa__opencl_open(&s->g)
                                                   : voxa__cuda_open(&s->g);
         s->state = st == VOXA_OK ? 1 : -1;
+#ifdef VOXA_FAILALLOC
+        if (st == VOXA_OK) voxa__gpu_inject_failures(&s->g);
+#endif
         s->err = st;
         if (st != VOXA_OK) snprintf(s->msg, sizeof s->msg, "%s", voxa_last_error());
     }

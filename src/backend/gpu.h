@@ -63,6 +63,12 @@ struct voxa__gpu {
     double seconds[3];
 };
 
+#ifdef VOXA_FAILALLOC
+/* Test builds: the context's calls take the allocation sweep's tickets
+ * (gpu_failinject.c). */
+void voxa__gpu_inject_failures(voxa__gpu *g);
+#endif
+
 /* Monotonic clock in seconds, for the timing above. */
 double voxa__gpu_now(void);
 

@@ -4,6 +4,8 @@
  * ticket from one atomic counter; the armed ticket fails (NULL, or ENOMEM
  * for posix_memalign) and every other one calls the real allocator, so
  * exactly one allocation fails per armed run, whichever thread makes it.
+ * GPU device calls (allocate, copy, launch, wait) take tickets too, and
+ * device buffers are counted while they live.
  * Built empty (apart from the stubs) without the option. */
 #include "failalloc.h"
 
@@ -65,10 +67,17 @@ char *voxa__fa_strdup(const char *s) { return fail_now() ? NULL : strdup(s); }
 char *voxa__fa_strndup(const char *s, size_t n) { return fail_now() ? NULL : strndup(s, n); }
 void *voxa__fa_fftwf_malloc(size_t n) { return fail_now() ? NULL : fftwf_malloc(n); }
 
+/* Device calls take tickets from the same counter (src/backend/backend.c). */
+static _Atomic int64_t device_live;
+int voxa__fa_device_fails(void) { return fail_now(); }
+void voxa__fa_device_live_add(long long d) { atomic_fetch_add(&device_live, (int64_t)d); }
+int64_t voxa__failalloc_device_live(void) { return atomic_load(&device_live); }
+
 #else
 int voxa__failalloc_on(void) { return 0; }
 void voxa__failalloc_arm(int64_t k) { (void)k; }
 int64_t voxa__failalloc_count(void) { return 0; }
 int voxa__failalloc_fired(void) { return 0; }
 void voxa__failalloc_on_fire(void (*fn)(void)) { (void)fn; }
+int64_t voxa__failalloc_device_live(void) { return 0; }
 #endif

@@ -18,5 +18,9 @@ int voxa__failalloc_fired(void);
 /* Call fn (NULL: nothing) in the failing allocation's thread when it fails:
  * a test prints the stack there to find the call site. */
 void voxa__failalloc_on_fire(void (*fn)(void));
+/* Device buffers allocated through the GPU backends and not yet freed (the
+ * armed device calls: GPU allocations, copies, launches and waits count as
+ * allocations and fail with VOXA_ENOMEM). */
+int64_t voxa__failalloc_device_live(void);
 
 #endif

@@ -22,6 +22,9 @@ void *voxa__fa_aligned_alloc(size_t align, size_t n);
 char *voxa__fa_strdup(const char *s);
 char *voxa__fa_strndup(const char *s, size_t n);
 void *voxa__fa_fftwf_malloc(size_t n);
+/* GPU device calls (backend.c): 1 when this one is to fail; live buffers. */
+int voxa__fa_device_fails(void);
+void voxa__fa_device_live_add(long long d); /* no <stdint.h>: force-included first */
 
 #define malloc voxa__fa_malloc
 #define calloc voxa__fa_calloc

@@ -2,7 +2,13 @@
  * op of the registry, 2-D and 3-D, 1 and 2 threads, whole (voxa_op_run,
  * arguments set armed too) and streamed by blocks between memory stores
  * (2 workers); a new op without a case here fails the test. And RL plans:
- * new, two executions, free, on the staged free path with either z stage. */
+ * new, two executions, free, on the staged free path with either z stage.
+ * The cases on the opencl backend (PoCL in `make test`) also fail GPU device
+ * calls, one at a time (allocations, copies, launches, waits:
+ * src/backend/gpu_failinject.c), and check that no device buffer outlives
+ * its run; CMake runs them a second time in small device tiles
+ * (VOXA_GPU_TILE_BYTES, set for the whole process: setenv while PoCL's
+ * threads read the environment crashes them). */
 #define _XOPEN_SOURCE 700 /* nftw */
 #include "failalloc_sweep.h"
 
@@ -45,6 +51,20 @@ static const opcase cases[] = {
     {"paste", IN_PATCHES, ARR_CORNERS, {"op", "mean", "mode", "clip"}},
     {"roi", IN_GRAY, ARR_CORNERS, {"size", "4,4,4", "mode", "constant", "value", "7"}},
     {"dilate", IN_MASK, ARR_NONE, {"ball", "2", "backend", "auto"}}, /* no GPU here: the CPU */
+    /* on the GPU: every op with a device path, whole and by device tiles */
+    {"balls", IN_NONE, ARR_POINTS, {"radius", "2.5", "owner", "1", "backend", "opencl"}},
+    {"dilate", IN_MASK, ARR_NONE, {"ball", "3", "backend", "opencl"}},
+    {"open", IN_MASK, ARR_NONE, {"diamond", "2", "backend", "opencl"}},
+    {"erode", IN_MASK, ARR_NONE, {"box", "3", "iterations", "2", "backend", "opencl"}},
+    {"close", IN_MASK, ARR_NONE, {"ball", "1.5", "spacing", "2,1,1", "backend", "opencl"}},
+    {"label", IN_MASK, ARR_NONE, {"connectivity", "2", "backend", "opencl"}},
+    {"label", IN_MASK, ARR_STRUCTURE, {"backend", "opencl"}},
+    {"edt", IN_MASK, ARR_NONE, {"backend", "opencl"}},
+    {"edt", IN_MASK, ARR_NONE, {"squared", "1", "dtype", "float32", "backend", "opencl"}},
+    {"roi", IN_GRAY, ARR_CORNERS, {"size", "4,4,4", "mode", "reflect", "backend", "opencl"}},
+    {"deconvolve", IN_FLOAT, ARR_PSF, {"iterations", "2", "backend", "opencl"}},
+    {"deconvolve", IN_FLOAT, ARR_PSF, {"iterations", "2", "boundary", "periodic", "accelerate", "1",
+                                      "backend", "opencl"}},
     {"deconvolve", IN_FLOAT, ARR_PSF, {"iterations", "3"}},
     {"deconvolve", IN_FLOAT, ARR_PSF, {"iterations", "2", "boundary", "periodic", "accelerate", "1"}},
     {"deconvolve", IN_FLOAT, ARR_PSF, {"iterations", "2", "boundary", "zero", "clip", "1"}},
@@ -55,6 +75,8 @@ typedef struct opjob {
     int ndim;
     int stream; /* 0: voxa_op_run; 1: voxa_stream_run on memory stores by small blocks */
 } opjob;
+
+static int64_t device_live; /* device buffers alive after the unarmed run (FFT plan caches) */
 
 /* Arrays a case needs (made unarmed, shared by every run of the job). */
 typedef struct opdata {
@@ -144,7 +166,9 @@ static voxa_status op_job(const void *param, result *r) {
     for (int i = 0; c->kv[i]; i += 2) {
         const char *v = c->kv[i + 1];
         if (!strcmp(c->kv[i], "backend")) {
-            TRY(voxa_args_set_backend(&a, VOXA_BACKEND_AUTO));
+            voxa_backend b;
+            TRY(voxa_backend_from_name(v, &b));
+            TRY(voxa_args_set_backend(&a, b));
             continue;
         }
         if (!strcmp(c->kv[i], "spacing") && j->ndim == 2) v = "2,1";
@@ -180,6 +204,13 @@ done:
     voxa_store_close(so);
     voxa_array_free(&out);
     if (args_ok) voxa_args_free(&a);
+    if (fa_k == 0) device_live = voxa__failalloc_device_live();
+    if (voxa__failalloc_device_live() != device_live) {
+        fprintf(stderr, "  %s: %lld device buffers left after failing call %lld\n", c->op,
+                (long long)(voxa__failalloc_device_live() - device_live), (long long)fa_k);
+        CHECK(0);
+        device_live = voxa__failalloc_device_live();
+    }
     return st;
 }
 
@@ -199,8 +230,12 @@ static void test_ops(void) {
                     if (stream && nt == 2) continue; /* the stream runs 2 workers */
                     opjob j = {&cases[c], nd, stream};
                     char what[128];
-                    snprintf(what, sizeof what, "%s #%zu %dD %s %dt", cases[c].op, c, nd,
-                             stream ? "stream" : "run", nt);
+                    int gpu = 0; /* names of GPU cases say so (VOXA_FAILALLOC_ONLY=opencl) */
+                    for (int k = 0; cases[c].kv[k]; k += 2) gpu |= !strcmp(cases[c].kv[k], "backend") && !strcmp(cases[c].kv[k + 1], "opencl");
+                    /* RL holds the whole image on the device: no tiles to sweep */
+                    if (gpu && getenv("VOXA_GPU_TILE_BYTES") && !strcmp(cases[c].op, "deconvolve")) continue;
+                    snprintf(what, sizeof what, "%s #%zu %dD %s %dt%s", cases[c].op, c, nd,
+                             stream ? "stream" : "run", nt, gpu ? " opencl" : "");
                     voxa_set_threads(nt);
                     opdata_make(&j, &cur);
                     sweep(what, op_job, &j, NULL);

@@ -5,6 +5,8 @@ the threaded scheduler (the 2 cores of this machine):
 - propagation until stable inside that mask from sparse seeds
   (binary_dilation(iterations=-1, mask=...), scipy's binary_propagation;
   dask-image raises NotImplementedError for iterations < 1),
+- Otsu's threshold of a float32 image of that shape (skimage's value; dask-image
+  has none), skimage's own call timed once beside it,
 - Richardson-Lucy, 10 iterations, PSF 32^3, (256, 512, 512) float32 in
   (128, 256, 256) chunks (default halo: one PSF extent).
 voxa in memory and voxa.dask run interleaved (common.interleave); the ratio is
@@ -123,6 +125,25 @@ t = interleave([("mem", lambda: voxa.binary_dilation(seeds, iterations=-1, mask=
                  .compute(scheduler="threads"))], rounds=rounds, warmup=0)
 rows.append(row("propagation until stable, mask, 1e-5 seeds", t["mem"], t["dask"]))
 del ref, mask, x, seeds, xs
+
+# ---- Otsu's threshold of a float32 image
+img = np.random.default_rng(4).gamma(2.0, 10.0, shape).astype(np.float32)
+xf = da.from_array(img, chunks=chunks)
+want = voxa.threshold_otsu(img)
+assert vd.threshold_otsu(xf).compute(scheduler="threads") == want
+t = interleave([("mem", lambda: voxa.threshold_otsu(img)),
+                ("dask", lambda: vd.threshold_otsu(xf).compute(scheduler="threads"))],
+               rounds=rounds, warmup=0)
+sk_time = None
+try:
+    from skimage.filters import threshold_otsu as sk_otsu
+    sk_time, sk_val = once(lambda: sk_otsu(img))
+    assert sk_val == want, "skimage's threshold differs"
+except ImportError:
+    pass
+rows.append(row("threshold_otsu float32" + (f" (skimage in memory: {fmt_time(sk_time)})"
+                                            if sk_time else ""), t["mem"], t["dask"]))
+del img, xf
 
 # ---- Richardson-Lucy, 10 iterations, PSF 32^3
 if "--no-rl" in sys.argv:

@@ -45,10 +45,11 @@ from ._label import label
 from ._morph import fill_holes, lazy_output, morph
 from ._overlap import overlap
 from ._route import routed
+from ._threshold import mask_above, otsu
 
 __all__ = ["label", "binary_dilation", "binary_erosion", "binary_opening", "binary_closing",
            "binary_fill_holes", "distance_transform_edt", "richardson_lucy", "balls",
-           "extract_patches"]
+           "extract_patches", "threshold_otsu", "threshold"]
 
 
 def _starts(chunks):
@@ -235,6 +236,35 @@ def distance_transform_edt(input, sampling=None, return_distances=True, return_i
 def _edt_clamped(block, cap, **kw):
     d = _edt_np(block, **kw)
     return np.minimum(d, d.dtype.type(np.floor(cap) if d.dtype.kind == "u" else cap))
+
+
+# ---- thresholds --------------------------------------------------------------------------
+
+def threshold_otsu(image=None, nbins=256, *, hist=None):
+    """``skimage.filters.threshold_otsu`` of a whole dask array, lazily: a 0-d
+    dask array (float32 for float32 images, int64 for integer images, also
+    constant ones, float64 for float64 and bool); a min/max pass, one
+    histogram per chunk, their sum (see ``_threshold.py``). ``hist=`` as in
+    memory."""
+    if image is None and hist is None:
+        raise TypeError("threshold_otsu: give an image or hist=")
+    return otsu(None if image is None else da.asarray(image), nbins, hist)
+
+
+def threshold(image, value=None, *, method=None, nbins=256, progress=None):
+    """The lazy mask ``image > value`` (NumPy's comparison, as in memory), or
+    ``image > threshold_otsu(image)`` with ``method='otsu'``. ``progress``
+    must be None: dask's progress bars follow the chunks."""
+    if progress is not None:
+        raise TypeError("voxa.dask.threshold: progress= is not taken on dask arrays; use "
+                        "dask.diagnostics.ProgressBar or the distributed dashboard")
+    if (value is None) == (method is None):
+        raise TypeError("threshold: give exactly one of value= and method=")
+    if method is not None and method != "otsu":
+        raise ValueError(f"method: unknown {method!r} (expected 'otsu')")
+    x = da.asarray(image)
+    t = otsu(x, nbins, None) if method else da.from_array(np.asarray(value))
+    return mask_above(x, t)
 
 
 # ---- ROI extraction ----------------------------------------------------------------------

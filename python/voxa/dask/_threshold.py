@@ -1,0 +1,101 @@
+"""voxa.dask.threshold_otsu and threshold: Otsu's threshold of a dask array,
+equal to ``skimage.filters.threshold_otsu`` of the whole array, lazily.
+
+skimage's histogram is a function of the image's min and max only (float
+images: ``np.histogram`` over [min, max], bool ones as uint8; integer
+images: one bin per value from min to max), so it is the sum of the chunks'
+histograms over the global range: a min/max reduction, one histogram per
+chunk, a tree of sums, and Otsu's selection on the total (the in-memory
+``_otsu_of_hist``). A constant image gives its value, as skimage; NaN or
+inf voxels raise, as in memory. Memory per task: one histogram (nbins
+counts; max - min + 1 for integer images).
+"""
+import dask
+import dask.array as da
+import numpy as np
+
+from ..threshold import _otsu_args, _otsu_of_hist, threshold as _threshold_np
+
+
+def _range(lo, hi, dtype):
+    lo, hi = np.asarray(lo, dtype)[()], np.asarray(hi, dtype)[()]
+    if dtype.kind == "f" and not (np.isfinite(lo) and np.isfinite(hi)):
+        raise ValueError("image: NaN or inf voxels (Otsu's threshold needs finite values)")
+    if dtype.kind in "iu" and int(hi) - int(lo) >= 2**28:  # the in-memory op's limit
+        raise ValueError(f"input: integer range {int(lo)}..{int(hi)} needs more than 2^28 "
+                         "bins (Otsu on integer images takes one bin per value)")
+    return lo, hi
+
+
+def _chunk_counts(block, lo, hi, nbins):
+    a = np.asarray(block)
+    binned = a.dtype.kind == "f" or a.dtype == np.bool_  # np.histogram, bool as uint8
+    if a.dtype == np.bool_:
+        a = a.view(np.uint8)
+    lo, hi = _range(lo, hi, a.dtype)
+    if lo == hi:
+        return np.zeros(1, np.int64)  # constant image: no histogram is needed
+    if not binned:
+        off = a.astype(np.int64).ravel() - int(lo)
+        return np.bincount(off, minlength=int(hi) - int(lo) + 1)
+    return np.histogram(a, bins=nbins, range=(lo, hi))[0]
+
+
+def _add(a, b):
+    return a + b
+
+
+def _select(counts, lo, hi, nbins, dtype, out_dtype):
+    lo, hi = _range(lo, hi, np.dtype(np.uint8) if dtype == np.bool_ else dtype)
+    if lo == hi:  # skimage: a constant image's value
+        return np.asarray(lo, out_dtype)
+    if dtype.kind in "iu":  # bool is kind "b": binned
+        centres = np.arange(int(lo), int(hi) + 1)
+    else:  # the edges np.histogram made in every chunk
+        edges = np.histogram(np.array([lo, hi]), bins=nbins, range=(lo, hi))[1]
+        centres = (edges[:-1] + edges[1:]) / 2.0
+    return np.asarray(_otsu_of_hist((counts, centres)), out_dtype)
+
+
+def _constant_or(lo, hi, t):
+    return np.asarray(lo if lo == hi else t, np.asarray(t).dtype)
+
+
+def _tree_sum(parts):
+    while len(parts) > 1:
+        parts = [dask.delayed(_add)(parts[i], parts[i + 1]) if i + 1 < len(parts) else parts[i]
+                 for i in range(0, len(parts), 2)]
+    return parts[0]
+
+
+def otsu(x, nbins, hist):
+    """The lazy threshold: a 0-d dask array (float32 for float32 images,
+    int64 for integer ones, float64 for float64 and bool)."""
+    if hist is not None:  # skimage: a constant image's value, else the histogram's
+        t = _otsu_of_hist(hist)
+        if x is None:
+            return da.from_array(np.asarray(t))
+        lo, hi = (r.to_delayed().ravel()[0] for r in (x.min(), x.max()))
+        return da.from_delayed(dask.delayed(_constant_or)(lo, hi, t), (), np.asarray(t).dtype)
+    if x.dtype.kind not in "biuf" or x.dtype == np.float16:
+        raise TypeError(f"image: dtype {x.dtype} is not supported by voxa's Otsu threshold "
+                        "(convert to float32 or float64)")
+    if x.size == 0:
+        raise ValueError("image: empty array (Otsu's threshold needs at least one voxel)")
+    _otsu_args(np.empty((1,) * (x.ndim - 1) + x.shape[-1:], x.dtype), nbins)  # checks
+    nbins = int(nbins)
+    out_dtype = np.dtype(np.int64 if x.dtype.kind in "iu" else
+                         np.float32 if x.dtype == np.float32 else np.float64)
+    lo, hi = (r.to_delayed().ravel()[0] for r in (x.min(), x.max()))  # one task each
+    parts = [dask.delayed(_chunk_counts)(b, lo, hi, nbins) for b in x.to_delayed().ravel()]
+    t = dask.delayed(_select)(_tree_sum(parts), lo, hi, nbins, x.dtype, out_dtype)
+    return da.from_delayed(t, (), out_dtype)
+
+
+def _above(block, t):
+    return _threshold_np(block, np.asarray(t)[()])
+
+
+def mask_above(x, t):
+    """x > t chunk by chunk with the in-memory comparison rules (t 0-d)."""
+    return da.map_blocks(_above, x, t, dtype=np.bool_, meta=np.empty((0,) * x.ndim, np.bool_))

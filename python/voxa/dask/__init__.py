@@ -205,6 +205,8 @@ def distance_transform_edt(input, sampling=None, return_distances=True, return_i
     if not return_distances and not return_indices:
         raise RuntimeError("at least one of return_distances/return_indices must be True")
     x = da.asarray(input)
+    if x.ndim == 0:  # scipy: a 0-d input gives shape (1,)
+        x = x.reshape(1)
     kw = dict(sampling=sampling, squared=squared, dtype=dtype)
     if return_distances:
         edt_dtype(dtype, squared, sampling)  # fails here, not in a task

@@ -76,10 +76,9 @@ def _offset_reach(fp):
 
 
 def _footprint(ndim, structure, origin, axes, extras):
-    """(footprint or None, named): the effective element with origin and
-    axes applied as the in-memory functions apply them. None: a named
-    element (or scipy's default) at origin 0 on every axis, whose halo the
-    op descriptor gives without building it."""
+    """The effective element, origin and axes applied as the in-memory
+    functions apply them; None for a named element at origin 0, whose halo
+    the op descriptor gives."""
     axes = nds.check_axes(axes, ndim)
     named = any(e is not None for e in extras)
     if named and structure is not None:
@@ -93,8 +92,8 @@ def _footprint(ndim, structure, origin, axes, extras):
         s = nds.structure_array(structure, ndim, axes)
     org = nds.origin_list(origin, ndim, axes, s.shape)
     if named and not any(org):
-        return None, True
-    return nds.shifted_footprint(s, org), named
+        return None
+    return nds.shifted_footprint(s, org)
 
 
 def _halo(op, ndim, fp, iterations, structure, extras):
@@ -191,7 +190,7 @@ def morph(op, input, structure, iterations, mask, output, border_value, origin, 
     x = x if x.dtype == np.bool_ else x != 0
     bv = _border(border_value)  # a bad value fails here, not in a task
     m = _as_mask(mask, x)
-    fp, named = _footprint(x.ndim, structure, origin, axes, extras)
+    fp = _footprint(x.ndim, structure, origin, axes, extras)
     if iterations < 1 and (fp is None or fp.any()):
         if fp is None:
             fp = _named_element(x.ndim, *extras)

@@ -61,6 +61,12 @@ def test_constant_hist_value_and_errors():
     assert vd.threshold_otsu(da.from_array(const), hist=h).compute() == sk(const, hist=h)
     np.testing.assert_array_equal(vd.threshold(da.from_array(img, chunks=7), 0.5).compute(),
                                   img > 0.5)
+    tenth = np.full((4, 4), np.float32(0.1))  # a Python float compares in float32, as NumPy
+    for v in (0.1, np.float64(0.1), np.float32(0.1), 0):
+        np.testing.assert_array_equal(vd.threshold(da.from_array(tenth, chunks=2), v).compute(),
+                                      tenth > v)
+    with pytest.raises(TypeError, match="a number"):
+        vd.threshold(da.from_array(img), [0.5])
     with pytest.raises(ValueError, match="NaN or inf"):
         vd.threshold_otsu(da.from_array(np.array([1.0, np.nan]))).compute()
     with pytest.raises(ValueError, match="2\\^28"):

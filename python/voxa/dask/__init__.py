@@ -265,8 +265,11 @@ def threshold(image, value=None, *, method=None, nbins=256, progress=None):
     if method is not None and method != "otsu":
         raise ValueError(f"method: unknown {method!r} (expected 'otsu')")
     x = da.asarray(image)
-    t = otsu(x, nbins, None) if method else da.from_array(np.asarray(value))
-    return mask_above(x, t)
+    if method:
+        return mask_above(x, t=otsu(x, nbins, None))
+    if isinstance(value, (np.ndarray, list, tuple, da.Array)):
+        raise TypeError("value: expected a number")
+    return mask_above(x, value=value)
 
 
 # ---- ROI extraction ----------------------------------------------------------------------

@@ -96,6 +96,15 @@ def _above(block, t):
     return _threshold_np(block, np.asarray(t)[()])
 
 
-def mask_above(x, t):
-    """x > t chunk by chunk with the in-memory comparison rules (t 0-d)."""
-    return da.map_blocks(_above, x, t, dtype=np.bool_, meta=np.empty((0,) * x.ndim, np.bool_))
+def _above_value(block, value):
+    return _threshold_np(block, value)
+
+
+def mask_above(x, t=None, value=None):
+    """x > t (a 0-d dask array: Otsu's, typed as skimage types it), or x >
+    value as given: a Python float stays a Python float, so it compares in
+    float32 against a float32 image, as NumPy and the in-memory call do."""
+    meta = np.empty((0,) * x.ndim, np.bool_)
+    if t is None:
+        return da.map_blocks(_above_value, x, value=value, dtype=np.bool_, meta=meta)
+    return da.map_blocks(_above, x, t, dtype=np.bool_, meta=meta)

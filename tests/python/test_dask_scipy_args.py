@@ -223,7 +223,7 @@ def test_out_and_progress_are_refused():
 
 
 def test_distributed_mask_and_until_stable(data):
-    """The new tasks pickle: mask and until-stable runs on worker processes."""
+    """The new tasks pickle: mask, until-stable and Otsu runs on worker processes."""
     distributed = pytest.importorskip("distributed")
     m, mask = data
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
@@ -232,9 +232,15 @@ def test_distributed_mask_and_until_stable(data):
         x = da.from_array(m, chunks=(5, 7, 6))
         a = vd.binary_opening(x, iterations=2, mask=mask, origin=(0, 1, 0))
         b = vd.binary_dilation(x, iterations=-1, mask=mask)
-        ga, gb = client.compute([a, b], sync=True)
+        img = da.from_array(m * 7.5 + mask, chunks=(5, 7, 6))
+        t = vd.threshold_otsu(img)
+        c = vd.threshold(img, method="otsu")
+        ga, gb, gt, gc = client.compute([a, b, t, c], sync=True)
     _eq(ga, ndi.binary_opening(m, iterations=2, mask=mask, origin=(0, 1, 0)))
     _eq(gb, ndi.binary_dilation(m, iterations=-1, mask=mask))
+    want = voxa.threshold_otsu(m * 7.5 + mask)
+    assert gt == want
+    _eq(gc, (m * 7.5 + mask) > want)
 
 
 def test_empty_and_0d_inputs():

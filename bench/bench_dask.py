@@ -7,6 +7,8 @@ the threaded scheduler (the 2 cores of this machine):
   dask-image raises NotImplementedError for iterations < 1),
 - Otsu's threshold of a float32 image of that shape (skimage's value; dask-image
   has none), skimage's own call timed once beside it,
+- regionprops_table of the blob mask's labels with that image (the C pass per
+  chunk, sums merged up a tree),
 - Richardson-Lucy, 10 iterations, PSF 32^3, (256, 512, 512) float32 in
   (128, 256, 256) chunks (default halo: one PSF extent).
 voxa in memory and voxa.dask run interleaved (common.interleave); the ratio is
@@ -124,7 +126,9 @@ t = interleave([("mem", lambda: voxa.binary_dilation(seeds, iterations=-1, mask=
                 ("dask", lambda: vd.binary_dilation(xs, iterations=-1, mask=x)
                  .compute(scheduler="threads"))], rounds=rounds, warmup=0)
 rows.append(row("propagation until stable, mask, 1e-5 seeds", t["mem"], t["dask"]))
-del ref, mask, x, seeds, xs
+del ref, seeds, xs
+labels_mem = voxa.label(mask)[0]
+del mask, x
 
 # ---- Otsu's threshold of a float32 image
 img = np.random.default_rng(4).gamma(2.0, 10.0, shape).astype(np.float32)
@@ -143,7 +147,19 @@ except ImportError:
     pass
 rows.append(row("threshold_otsu float32" + (f" (skimage in memory: {fmt_time(sk_time)})"
                                             if sk_time else ""), t["mem"], t["dask"]))
-del img, xf
+
+# ---- regionprops_table of the labels, with the image
+PROPS = ("label", "area", "centroid", "bbox", "intensity_mean", "intensity_max")
+xl = da.from_array(labels_mem, chunks=chunks)
+want = voxa.regionprops_table(labels_mem, img, PROPS)
+got = vd.regionprops_table(xl, xf, PROPS).compute(scheduler="threads")
+assert all(np.allclose(got[k], want[k], rtol=1e-12) for k in want)
+t = interleave([("mem", lambda: voxa.regionprops_table(labels_mem, img, PROPS)),
+                ("dask", lambda: vd.regionprops_table(xl, xf, PROPS).compute(scheduler="threads"))],
+               rounds=rounds, warmup=0)
+rows.append(row(f"regionprops_table, {len(want['label'])} objects, with intensity", t["mem"],
+                t["dask"]))
+del img, xf, xl, labels_mem
 
 # ---- Richardson-Lucy, 10 iterations, PSF 32^3
 if "--no-rl" in sys.argv:

@@ -66,12 +66,40 @@ def regionprops_table(label_image, intensity_image=None, properties=("label", "b
     an error that is both AttributeError (scikit-image's) and ValueError for
     an intensity property without an intensity image.
     """
+    labels = label_array(label_image)
+    props, properties, extra = check_properties(properties, extra_properties,
+                                                intensity_image is not None)
+    intensity = None
+    if intensity_image is not None:
+        intensity = intensity_array(intensity_image, labels.shape)
+    sp = spacing_array(spacing, labels.ndim)
+    res = _voxa.measure(native(labels), intensity, sp)
+    n, nd = res[0], labels.ndim
+    cols = decode(res, nd)
+    out = named_columns(cols, props, properties, separator)
+    raw = None if intensity_image is None else np.asarray(intensity_image)
+    for func in extra:
+        if n == 0:
+            out.update(_extra_props.empty_columns(func, nd, None if raw is None else raw.dtype,
+                                                  separator))
+            continue
+        out.update(_extra_props.columns(func, labels, raw, cols["label"], cols["bbox"],
+                                        separator))
+    return out
+
+
+def label_array(label_image):
     labels = np.asarray(label_image)
     if labels.dtype == np.bool_ or labels.dtype.kind not in "iu":
         raise TypeError("label_image: dtype %s is not an integer type (label a mask first, "
                         "or cast it to uint8 for one object)" % labels.dtype)
     if labels.ndim < 1:
         raise TypeError("label_image: 0-D array (need at least one axis)")
+    return labels
+
+
+def check_properties(properties, extra_properties, with_intensity):
+    """(voxa's names, the names asked for, the extra functions not shadowed)."""
     if isinstance(properties, str):
         properties = (properties,)
     extra = []
@@ -79,7 +107,7 @@ def regionprops_table(label_image, intensity_image=None, properties=("label", "b
         if func.__name__ in PROPERTIES or func.__name__ in _ALIASES:
             warnings.warn(f"Extra property {func.__name__!r} is shadowed by the property of "
                           "that name and will be inaccessible. Consider renaming it.",
-                          stacklevel=2)
+                          stacklevel=3)
             properties = tuple(properties) + (func.__name__,)
         else:
             extra.append(func)
@@ -88,55 +116,64 @@ def regionprops_table(label_image, intensity_image=None, properties=("label", "b
         if p not in PROPERTIES:
             raise ValueError("properties: unknown property %r (voxa computes %s)"
                              % (orig, ", ".join(PROPERTIES)))
-    want_i = any(p in _INTENSITY for p in props)
-    if want_i and intensity_image is None:
+    if not with_intensity and any(p in _INTENSITY for p in props):
         raise _extra_props.IntensityMissing(
             "properties: %s need an intensity_image"
             % ", ".join(repr(p) for p in props if p in _INTENSITY))
-    intensity = None
-    if intensity_image is not None:
-        intensity = np.asarray(intensity_image)
-        if intensity.shape != labels.shape:
-            raise ValueError("intensity_image: shape %s differs from label_image's %s"
-                             % (intensity.shape, labels.shape))
-        if intensity.dtype.kind not in "biuf":
-            raise TypeError("intensity_image: dtype %s is not a real number type"
-                            % intensity.dtype)
-        if intensity.dtype == np.float16:
-            intensity = intensity.astype(np.float32)
-        intensity = native(intensity)
-    sp = None
-    if spacing is not None:
-        sp = np.asarray(spacing, dtype=np.float64).ravel()
-        if sp.size == 1:
-            sp = np.full(labels.ndim, sp[0])
-        if sp.size != labels.ndim:
-            raise ValueError("spacing: %d values for a %d-D label_image" % (sp.size, labels.ndim))
-        sp = np.ascontiguousarray(sp)
-    res = _voxa.measure(native(labels), intensity, sp)
-    n, nd = res[0], labels.ndim
-    cols = dict(zip(("label", "num_pixels", "area", "centroid", "bbox", "intensity_mean",
-                     "intensity_min", "intensity_max", "intensity_sum", "centroid_weighted"),
-                    res[1:]))
+    return props, list(properties), extra
+
+
+def intensity_array(intensity_image, shape):
+    intensity = np.asarray(intensity_image)
+    if intensity.shape != tuple(shape):
+        raise ValueError("intensity_image: shape %s differs from label_image's %s"
+                         % (intensity.shape, tuple(shape)))
+    if intensity.dtype.kind not in "biuf":
+        raise TypeError("intensity_image: dtype %s is not a real number type" % intensity.dtype)
+    if intensity.dtype == np.float16:
+        intensity = intensity.astype(np.float32)
+    return native(intensity)
+
+
+def spacing_array(spacing, ndim):
+    if spacing is None:
+        return None
+    sp = np.asarray(spacing, dtype=np.float64).ravel()
+    if sp.size == 1:
+        sp = np.full(ndim, sp[0])
+    if sp.size != ndim:
+        raise ValueError("spacing: %d values for a %d-D label_image" % (sp.size, ndim))
+    return np.ascontiguousarray(sp)
+
+
+_COLUMNS = ("label", "num_pixels", "area", "centroid", "bbox", "intensity_mean",
+            "intensity_min", "intensity_max", "intensity_sum", "centroid_weighted")
+
+
+def decode(res, nd):
+    """_voxa.measure's result as {property: array} (n x k for the per-axis
+    ones; None where there is no intensity)."""
+    n, cols = res[0], {}
+    for p, buf in zip(_COLUMNS, res[1:]):
+        if buf is None:
+            cols[p] = None
+            continue
+        a = np.frombuffer(buf, dtype=np.int64 if p in ("label", "num_pixels", "bbox")
+                          else np.float64).copy()
+        cols[p] = a.reshape(n, 2 * nd if p == "bbox" else nd) \
+            if p in ("centroid", "centroid_weighted", "bbox") else a
+    return cols
+
+
+def named_columns(cols, props, properties, separator):
+    """The table: each property asked for, under the name asked for (per-axis
+    ones split into name<separator><axis>)."""
     out = {}
-    for p, name in zip(props, properties):  # columns keep the names asked for
-        buf = cols[p]
-        dt = np.int64 if p in ("label", "num_pixels", "bbox") else np.float64
-        a = np.frombuffer(buf, dtype=dt).copy() if buf is not None else np.empty(0, dt)
-        if p in ("centroid", "centroid_weighted", "bbox"):
-            k = 2 * nd if p == "bbox" else nd
-            a = a.reshape(n, k)
-            for c in range(k):
+    for p, name in zip(props, properties):
+        a = cols[p]
+        if a is not None and a.ndim == 2:
+            for c in range(a.shape[1]):
                 out["%s%s%d" % (name, separator, c)] = np.ascontiguousarray(a[:, c])
         else:
             out[name] = a
-    raw = None if intensity_image is None else np.asarray(intensity_image)
-    for func in extra:
-        if n == 0:
-            out.update(_extra_props.empty_columns(func, nd, None if raw is None else raw.dtype,
-                                                  separator))
-            continue
-        boxes = np.frombuffer(cols["bbox"], dtype=np.int64).reshape(n, 2 * nd)
-        rows = np.frombuffer(cols["label"], dtype=np.int64)
-        out.update(_extra_props.columns(func, labels, raw, rows, boxes, separator))
     return out

@@ -223,7 +223,8 @@ def test_out_and_progress_are_refused():
 
 
 def test_distributed_mask_and_until_stable(data):
-    """The new tasks pickle: mask, until-stable and Otsu runs on worker processes."""
+    """The new tasks pickle: mask, until-stable, Otsu and measurements run on
+    worker processes."""
     distributed = pytest.importorskip("distributed")
     m, mask = data
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
@@ -235,12 +236,16 @@ def test_distributed_mask_and_until_stable(data):
         img = da.from_array(m * 7.5 + mask, chunks=(5, 7, 6))
         t = vd.threshold_otsu(img)
         c = vd.threshold(img, method="otsu")
-        ga, gb, gt, gc = client.compute([a, b, t, c], sync=True)
+        lab = ndi.label(m)[0]
+        props = vd.regionprops_table(da.from_array(lab, chunks=(5, 7, 6)), img, ("label", "area"))
+        ga, gb, gt, gc, gp = client.compute([a, b, t, c, props], sync=True)
     _eq(ga, ndi.binary_opening(m, iterations=2, mask=mask, origin=(0, 1, 0)))
     _eq(gb, ndi.binary_dilation(m, iterations=-1, mask=mask))
     want = voxa.threshold_otsu(m * 7.5 + mask)
     assert gt == want
     _eq(gc, (m * 7.5 + mask) > want)
+    wp = voxa.regionprops_table(lab, m * 7.5 + mask, ("label", "area"))
+    assert list(gp) == list(wp) and all(np.array_equal(gp[k], wp[k]) for k in wp)
 
 
 def test_empty_and_0d_inputs():

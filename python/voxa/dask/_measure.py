@@ -1,0 +1,96 @@
+"""voxa.dask.regionprops_table: the in-memory table of a dask label image,
+from per-chunk measurements merged up a tree.
+
+Each chunk is measured alone by the C pass (``_voxa.measure``, chunk-local
+coordinates). Its rows become mergeable sums: voxel counts, coordinate sums
+(exact integers: the C centroid is sum / count in float64, and
+rint(centroid x count) gives the sum back while it is below 2^50, checked),
+bounding boxes, intensity sums, minima and maxima, and coordinate x
+intensity sums; then shifted to the chunk's origin. Pairs of partial tables
+merge by label (sums add, boxes and extremes widen) up a binary tree, and the
+root applies the C table's own formulas. Label, num_pixels, area, bbox and
+centroid equal the in-memory table bit for bit; the intensity columns agree
+to rounding (float64 sums in another order, as ``voxa measure`` by blocks).
+Memory per task: one chunk, or the rows of the labels of its subtree.
+"""
+import dask
+import numpy as np
+
+from .. import _voxa
+from .._arrays import native
+from ..regionprops import decode
+
+_EXACT = 2.0**50  # coordinate sums recovered exactly below this
+
+
+def _partial(labels, intensity, origin):
+    labels = np.asarray(labels)
+    inten = None if intensity is None else native(np.asarray(intensity))
+    cols = decode(_voxa.measure(native(labels), inten, None), labels.ndim)
+    nd, count = labels.ndim, cols["num_pixels"]
+    org = np.asarray(origin, np.int64)
+    csum_f = cols["centroid"] * count[:, None]
+    if csum_f.size and csum_f.max() >= _EXACT:
+        raise ValueError("regionprops_table: a chunk's coordinate sums reach 2^50; use smaller "
+                         "chunks")
+    part = {"label": cols["label"], "count": count,
+            "csum": np.rint(csum_f).astype(np.int64) + org * count[:, None],
+            "lo": cols["bbox"][:, :nd] + org, "hi": cols["bbox"][:, nd:] + org}
+    if inten is not None:
+        s = cols["intensity_sum"]
+        part.update(isum=s, imin=cols["intensity_min"], imax=cols["intensity_max"],
+                    wsum=cols["centroid_weighted"] * s[:, None] + org * s[:, None])
+    return part
+
+
+_HOW = {"count": np.add, "csum": np.add, "isum": np.add, "wsum": np.add, "lo": np.minimum,
+        "imin": np.minimum, "hi": np.maximum, "imax": np.maximum}
+
+
+def _merge(a, b):
+    lab = np.concatenate([a["label"], b["label"]])
+    order = np.argsort(lab, kind="stable")
+    lab = lab[order]
+    if lab.size == 0:
+        return a
+    starts = np.flatnonzero(np.r_[True, lab[1:] != lab[:-1]])
+    out = {"label": lab[starts]}
+    for k, ufunc in _HOW.items():
+        if k in a:
+            v = np.concatenate([a[k], b[k]])[order]
+            out[k] = ufunc.reduceat(v, starts, axis=0)
+    return out
+
+
+def _table(part, sp, nd):
+    """The C table's columns from merged sums (measure_table.c's formulas)."""
+    sp = np.ones(nd) if sp is None else sp
+    pixel = sp[0]
+    for d in range(1, nd):
+        pixel = pixel * sp[d]
+    cnt = part["count"].astype(np.float64)
+    cols = {"label": part["label"], "num_pixels": part["count"], "area": cnt * pixel,
+            "centroid": part["csum"].astype(np.float64) * sp / cnt[:, None],
+            "bbox": np.concatenate([part["lo"], part["hi"]], axis=1)}
+    if "isum" in part:
+        s, lo = part["isum"], part["lo"].astype(np.float64)
+        cols.update(intensity_sum=s, intensity_mean=s / cnt, intensity_min=part["imin"],
+                    intensity_max=part["imax"],
+                    centroid_weighted=(part["wsum"] - lo * s[:, None]) * sp / s[:, None]
+                    + lo * sp)
+    return cols
+
+
+def measure(labels, intensity, sp):
+    """A Delayed of the merged columns ({property: array}, as regionprops.decode)."""
+    starts = [np.concatenate([[0], np.cumsum(c)[:-1]]) for c in labels.chunks]
+    lblocks = labels.to_delayed().ravel()
+    iblocks = intensity.to_delayed().ravel() if intensity is not None else [None] * len(lblocks)
+    parts = []
+    for idx, lb, ib in zip(np.ndindex(*labels.numblocks), lblocks, iblocks):
+        origin = [int(starts[d][i]) for d, i in enumerate(idx)]
+        parts.append(dask.delayed(_partial)(lb, ib, origin))
+    while len(parts) > 1:
+        parts = [dask.delayed(_merge)(parts[i], parts[i + 1]) if i + 1 < len(parts)
+                 else parts[i] for i in range(0, len(parts), 2)]
+    return dask.delayed(_table)(parts[0], sp, labels.ndim)

@@ -1,0 +1,74 @@
+"""voxa.dask.regionprops_table against voxa.regionprops_table (itself equal to
+scikit-image's): label, num_pixels, area, bbox and centroid bit for bit,
+intensity columns to float64 rounding, for chunkings that cut objects in
+every direction, label dtypes, negative labels, no objects, spacing,
+property names and separators; errors at the call."""
+import numpy as np
+import pytest
+from scipy import ndimage as ndi
+
+da = pytest.importorskip("dask.array")
+import voxa  # noqa: E402
+import voxa.dask as vd  # noqa: E402
+
+ALL = ("label", "area", "num_pixels", "centroid", "bbox", "intensity_mean", "intensity_min",
+       "intensity_max", "intensity_sum", "centroid_weighted")
+ROUNDED = ("intensity_mean", "intensity_sum", "centroid_weighted")  # sums in another order
+
+
+def labels(shape, seed, dtype=np.int32):
+    rng = np.random.default_rng(seed)
+    lab, _ = ndi.label(ndi.gaussian_filter(rng.random(shape), 1.5) > 0.55)  # ~80 objects
+    if np.dtype(dtype).kind == "i":
+        lab[lab % 5 == 0] *= -1  # negative labels are background
+    return lab.astype(dtype)
+
+
+def same(got, want):
+    assert list(got) == list(want)
+    for k in want:
+        assert got[k].dtype == want[k].dtype, k
+        if k.startswith(ROUNDED):
+            np.testing.assert_allclose(got[k], want[k], rtol=1e-13, atol=0, err_msg=k)
+        else:
+            np.testing.assert_array_equal(got[k], want[k], err_msg=k)
+
+
+@pytest.mark.parametrize("chunks", [(7, 10, 13), (30, 41, 37), (1, 41, 37), (30, 5, 4)])
+@pytest.mark.parametrize("spacing", [None, (2.0, 0.5, 0.3)])
+def test_equals_in_memory(chunks, spacing):
+    lab = labels((30, 41, 37), 3)
+    img = (np.random.default_rng(4).random(lab.shape) * 100).astype(np.float32)
+    x, xi = da.from_array(lab, chunks=chunks), da.from_array(img, chunks=(9, 9, 9))
+    same(vd.regionprops_table(x, xi, ALL, spacing=spacing).compute(),
+         voxa.regionprops_table(lab, img, ALL, spacing=spacing))
+    same(vd.regionprops_table(x, properties=("label", "centroid", "bbox"),
+                              separator="/").compute(),
+         voxa.regionprops_table(lab, properties=("label", "centroid", "bbox"), separator="/"))
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.uint64, np.int64])
+def test_dtypes_empty_and_defaults(dtype):
+    lab = labels((12, 50), 5, dtype) % 200 if dtype == np.uint8 else labels((12, 50), 5, dtype)
+    x = da.from_array(lab, chunks=(5, 7))
+    same(vd.regionprops_table(x).compute(), voxa.regionprops_table(lab))
+    img = np.random.default_rng(6).integers(0, 1000, lab.shape).astype(np.uint16)
+    same(vd.regionprops_table(x, img, ("intensity_max", "mean_intensity")).compute(),
+         voxa.regionprops_table(lab, img, ("intensity_max", "mean_intensity")))
+    zero = da.zeros((6, 9), dtype=dtype, chunks=4)
+    same(vd.regionprops_table(zero, properties=ALL[:5]).compute(),
+         voxa.regionprops_table(np.zeros((6, 9), dtype), properties=ALL[:5]))
+
+
+def test_errors_at_the_call():
+    x = da.from_array(labels((8, 9), 7), chunks=4)
+    with pytest.raises(TypeError, match="integer"):
+        vd.regionprops_table(x > 0)
+    with pytest.raises(ValueError, match="'perimeter'"):
+        vd.regionprops_table(x, properties=("perimeter",))
+    with pytest.raises(AttributeError, match="intensity_image"):
+        vd.regionprops_table(x, properties=("intensity_mean",))
+    with pytest.raises(ValueError, match="shape"):
+        vd.regionprops_table(x, np.zeros((9, 8)))
+    with pytest.raises(NotImplementedError, match="extra_properties"):
+        vd.regionprops_table(x, extra_properties=[np.sum])

@@ -224,9 +224,7 @@ def _edt_c(input, sampling=None, return_distances=True, return_indices=False,
         # only the feature transform takes such a sampling (as scipy does)
         r = _edt_c(a, sp, True, True, distances, None, squared=squared, dtype=dtype)
         return None if distances is not None else r[0]
-    dtype = np.dtype(dtype)
-    if dtype not in (np.float64, np.float32, np.uint32):
-        raise ValueError(f"dtype {dtype}: expected float64, float32 or uint32 (squared)")
+    dtype = np.dtype(dtype)  # checked by distance.edt_dtype where distances are returned
     dist_out = ind_out = None
     if return_distances:
         if distances is not None:

@@ -66,12 +66,12 @@ def regionprops_table(label_image, intensity_image=None, properties=("label", "b
     an error that is both AttributeError (scikit-image's) and ValueError for
     an intensity property without an intensity image.
     """
-    labels = label_array(label_image)
+    labels = check_labels(np.asarray(label_image))
     props, properties, extra = check_properties(properties, extra_properties,
                                                 intensity_image is not None)
     intensity = None
     if intensity_image is not None:
-        intensity = intensity_array(intensity_image, labels.shape)
+        intensity = native(check_intensity(np.asarray(intensity_image), labels.shape))
     sp = spacing_array(spacing, labels.ndim)
     res = _voxa.measure(native(labels), intensity, sp)
     n, nd = res[0], labels.ndim
@@ -88,8 +88,9 @@ def regionprops_table(label_image, intensity_image=None, properties=("label", "b
     return out
 
 
-def label_array(label_image):
-    labels = np.asarray(label_image)
+def check_labels(labels):
+    """`labels` (a NumPy or dask array) if its dtype and rank are a label
+    image's, else TypeError as scikit-image."""
     if labels.dtype == np.bool_ or labels.dtype.kind not in "iu":
         raise TypeError("label_image: dtype %s is not an integer type (label a mask first, "
                         "or cast it to uint8 for one object)" % labels.dtype)
@@ -123,16 +124,15 @@ def check_properties(properties, extra_properties, with_intensity):
     return props, list(properties), extra
 
 
-def intensity_array(intensity_image, shape):
-    intensity = np.asarray(intensity_image)
+def check_intensity(intensity, shape):
+    """`intensity` (a NumPy or dask array) checked against the labels' shape,
+    float16 widened to float32 (the C pass does not read it)."""
     if intensity.shape != tuple(shape):
         raise ValueError("intensity_image: shape %s differs from label_image's %s"
                          % (intensity.shape, tuple(shape)))
     if intensity.dtype.kind not in "biuf":
         raise TypeError("intensity_image: dtype %s is not a real number type" % intensity.dtype)
-    if intensity.dtype == np.float16:
-        intensity = intensity.astype(np.float32)
-    return native(intensity)
+    return intensity.astype(np.float32) if intensity.dtype == np.float16 else intensity
 
 
 def spacing_array(spacing, ndim):

@@ -72,3 +72,14 @@ def test_errors_at_the_call():
         vd.regionprops_table(x, np.zeros((9, 8)))
     with pytest.raises(NotImplementedError, match="extra_properties"):
         vd.regionprops_table(x, extra_properties=[np.sum])
+
+
+def test_coordinate_sums_beyond_exact_refused(monkeypatch):
+    """Coordinate sums are recovered from the C centroids only while exact
+    (below 2^50): beyond, an error, never a rounded centroid (the limit is
+    lowered here to reach it on a small image)."""
+    import voxa.dask._measure as m
+    monkeypatch.setattr(m, "_EXACT", 100.0)
+    x = da.from_array(labels((8, 30), 8), chunks=(8, 30))
+    with pytest.raises(ValueError, match="smaller chunks"):
+        vd.regionprops_table(x, properties=("label", "centroid")).compute(scheduler="sync")

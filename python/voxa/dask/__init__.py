@@ -39,12 +39,14 @@ from .. import _backend, _voxa
 from ..distance import edt_dtype
 from ..morphology import distance_transform_edt as _edt_np
 from ..points import _points_array, balls as _balls_np
-from ..regionprops import check_properties, named_columns, spacing_array
+from ..regionprops import (check_intensity, check_labels, check_properties, named_columns,
+                           spacing_array)
 from ..restoration import richardson_lucy as _rl_np
 from ..roi import _int_coords, _sizes, extract_patches as _extract_np
 from ._label import label
 from ._measure import measure
-from ._morph import fill_holes, lazy_output, morph
+from ._lazy import lazy_output
+from ._morph import fill_holes, morph
 from ._overlap import overlap
 from ._route import routed
 from ._threshold import mask_above, otsu
@@ -287,24 +289,11 @@ def regionprops_table(label_image, intensity_image=None, properties=("label", "b
     if extra_properties:
         raise NotImplementedError("voxa.dask.regionprops_table: extra_properties need each "
                                   "object whole; measure those in memory")
-    x = da.asarray(label_image)
-    if x.dtype == np.bool_ or x.dtype.kind not in "iu":
-        raise TypeError(f"label_image: dtype {x.dtype} is not an integer type (label a mask "
-                        "first, or cast it to uint8 for one object)")
-    if x.ndim < 1:
-        raise TypeError("label_image: 0-D array (need at least one axis)")
+    x = check_labels(da.asarray(label_image))
     props, names, _ = check_properties(properties, None, intensity_image is not None)
     inten = None
     if intensity_image is not None:
-        inten = da.asarray(intensity_image)
-        if inten.shape != x.shape:
-            raise ValueError(f"intensity_image: shape {inten.shape} differs from "
-                             f"label_image's {x.shape}")
-        if inten.dtype.kind not in "biuf":
-            raise TypeError(f"intensity_image: dtype {inten.dtype} is not a real number type")
-        if inten.dtype == np.float16:
-            inten = inten.astype(np.float32)
-        inten = inten.rechunk(x.chunks)
+        inten = check_intensity(da.asarray(intensity_image), x.shape).rechunk(x.chunks)
     sp = spacing_array(spacing, x.ndim)
     return dask.delayed(named_columns)(measure(x, inten, sp), props, names, separator)
 

@@ -42,6 +42,7 @@ from dask.highlevelgraph import HighLevelGraph
 
 from .. import _backend, _ndsupport as _nds, _voxa
 from ..measure import label as _label_np
+from ._lazy import lazy_output
 from ._route import routed
 
 _E = np.empty(0, np.int64)
@@ -303,9 +304,7 @@ def label(input, structure=None, output=None, *, connectivity=1, backend=None):
     default int32, int64 from 2^31 - 2 voxels); an array is refused, the
     result being a new dask array. Exactly scipy's labels and count, for
     any chunking and connectivity (see the module's notes)."""
-    if isinstance(output, (np.ndarray, da.Array)):
-        raise TypeError("voxa.dask: output= cannot be an array (the result is a new dask "
-                        "array); give a dtype or None")
+    lazy_output(output, instead="give a dtype or None")
     x = da.asarray(input)
     dtype = np.dtype((np.int64 if x.size >= 2**31 - 2 else np.int32) if output is None
                      else output)

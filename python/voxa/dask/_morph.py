@@ -36,19 +36,13 @@ from ..morphology import (_element, _element_args, binary_closing as _close_np,
                          binary_dilation as _dilate_np, binary_erosion as _erode_np,
                          binary_opening as _open_np)
 from ._label import label
+from ._lazy import lazy_output
 from ._overlap import overlap
 from ._route import routed
 
 _NP = {"dilate": _dilate_np, "erode": _erode_np, "open": _open_np, "close": _close_np}
 _STAGES = {"dilate": ("dilate",), "erode": ("erode",), "open": ("erode", "dilate"),
            "close": ("dilate", "erode")}
-
-
-def lazy_output(output, name="output"):
-    """A lazy result has no array to write into: TypeError for an array."""
-    if isinstance(output, (np.ndarray, da.Array)):
-        raise TypeError(f"voxa.dask: {name}= cannot be an array (the result is a new dask "
-                        f"array); leave it None")
 
 
 def _small(structure):
@@ -96,11 +90,9 @@ def _footprint(ndim, structure, origin, axes, extras):
     return nds.shifted_footprint(s, org)
 
 
-def _halo(op, ndim, fp, iterations, structure, extras):
+def _halo(op, ndim, fp, iterations, extras):
     if fp is None:  # a named element: the descriptor knows its reach
-        ball, diamond, box, connectivity, spacing = extras
-        kind, radius, sp, bx, conn, f = _element(structure, ndim, ball, diamond, box,
-                                                 connectivity, spacing)
+        kind, radius, sp, bx, conn, f = _element(None, ndim, *extras)
         lo, hi = _voxa.op_halo(op, ndim, **_element_args(kind, radius, sp, bx, conn, f),
                                iterations=iterations)
         return [max(a, b) for a, b in zip(lo, hi)]
@@ -198,7 +190,7 @@ def morph(op, input, structure, iterations, mask, output, border_value, origin, 
     kw = dict(structure=structure, iterations=iterations, border_value=border_value,
               origin=origin, axes=axes,
               **dict(zip(("ball", "diamond", "box", "connectivity", "spacing"), extras)))
-    depth = _halo(op, x.ndim, fp, max(iterations, 1), structure, extras)
+    depth = _halo(op, x.ndim, fp, max(iterations, 1), extras)
     return _blockwise(op, x, m, depth, backend, kw)
 
 

@@ -77,13 +77,11 @@ def otsu(x, nbins, hist):
             return da.from_array(np.asarray(t))
         lo, hi = (r.to_delayed().ravel()[0] for r in (x.min(), x.max()))
         return da.from_delayed(dask.delayed(_constant_or)(lo, hi, t), (), np.asarray(t).dtype)
-    if x.dtype.kind not in "biuf" or x.dtype == np.float16:
-        raise TypeError(f"image: dtype {x.dtype} is not supported by voxa's Otsu threshold "
-                        "(convert to float32 or float64)")
     if x.size == 0:
         raise ValueError("image: empty array (Otsu's threshold needs at least one voxel)")
-    _otsu_args(np.empty((1,) * (x.ndim - 1) + x.shape[-1:], x.dtype), nbins)  # checks
-    nbins = int(nbins)
+    # the in-memory checks (dtype, nbins, the RGB warning) on a stand-in of x's
+    # dtype and last axis
+    nbins = _otsu_args(np.empty((1,) * (x.ndim - 1) + x.shape[-1:], x.dtype), nbins)[1]
     out_dtype = np.dtype(np.int64 if x.dtype.kind in "iu" else
                          np.float32 if x.dtype == np.float32 else np.float64)
     lo, hi = (r.to_delayed().ravel()[0] for r in (x.min(), x.max()))  # one task each

@@ -4,8 +4,8 @@ equal to ``skimage.filters.threshold_otsu`` of the whole array, lazily.
 skimage's histogram is a function of the image's min and max only (float
 images: ``np.histogram`` over [min, max], bool ones as uint8; integer
 images: one bin per value from min to max), so it is the sum of the chunks'
-histograms over the global range: a min/max reduction, one histogram per
-chunk, a tree of sums, and Otsu's selection on the total (the in-memory
+histograms over the global range: one pass for min and max, one histogram
+per chunk, a tree of sums, and Otsu's selection on the total (the in-memory
 ``_otsu_of_hist``). A constant image gives its value, as skimage; NaN or
 inf voxels raise, as in memory. Memory per task: one histogram (nbins
 counts; max - min + 1 for integer images).
@@ -45,6 +45,21 @@ def _add(a, b):
     return a + b
 
 
+def _minmax(block):
+    a = np.asarray(block)
+    return a.min(), a.max()
+
+
+def _widen(a, b):  # np.minimum / np.maximum: a NaN anywhere stays
+    return np.minimum(a[0], b[0]), np.maximum(a[1], b[1])
+
+
+def _range_of(x):
+    """(lo, hi) of x as two Delayed, from one pass (min and max per chunk)."""
+    r = _tree([dask.delayed(_minmax)(b) for b in x.to_delayed().ravel()], _widen)
+    return r[0], r[1]
+
+
 def _select(counts, lo, hi, nbins, dtype, out_dtype):
     lo, hi = _range(lo, hi, np.dtype(np.uint8) if dtype == np.bool_ else dtype)
     if lo == hi:  # skimage: a constant image's value
@@ -61,9 +76,9 @@ def _constant_or(lo, hi, t):
     return np.asarray(lo if lo == hi else t, np.asarray(t).dtype)
 
 
-def _tree_sum(parts):
+def _tree(parts, join):
     while len(parts) > 1:
-        parts = [dask.delayed(_add)(parts[i], parts[i + 1]) if i + 1 < len(parts) else parts[i]
+        parts = [dask.delayed(join)(parts[i], parts[i + 1]) if i + 1 < len(parts) else parts[i]
                  for i in range(0, len(parts), 2)]
     return parts[0]
 
@@ -75,7 +90,7 @@ def otsu(x, nbins, hist):
         t = _otsu_of_hist(hist)
         if x is None:
             return da.from_array(np.asarray(t))
-        lo, hi = (r.to_delayed().ravel()[0] for r in (x.min(), x.max()))
+        lo, hi = _range_of(x)
         return da.from_delayed(dask.delayed(_constant_or)(lo, hi, t), (), np.asarray(t).dtype)
     if x.size == 0:
         raise ValueError("image: empty array (Otsu's threshold needs at least one voxel)")
@@ -84,9 +99,9 @@ def otsu(x, nbins, hist):
     nbins = _otsu_args(np.empty((1,) * (x.ndim - 1) + x.shape[-1:], x.dtype), nbins)[1]
     out_dtype = np.dtype(np.int64 if x.dtype.kind in "iu" else
                          np.float32 if x.dtype == np.float32 else np.float64)
-    lo, hi = (r.to_delayed().ravel()[0] for r in (x.min(), x.max()))  # one task each
+    lo, hi = _range_of(x)
     parts = [dask.delayed(_chunk_counts)(b, lo, hi, nbins) for b in x.to_delayed().ravel()]
-    t = dask.delayed(_select)(_tree_sum(parts), lo, hi, nbins, x.dtype, out_dtype)
+    t = dask.delayed(_select)(_tree(parts, _add), lo, hi, nbins, x.dtype, out_dtype)
     return da.from_delayed(t, (), out_dtype)
 
 

@@ -14,21 +14,26 @@ fractional spacing or float intensities they agree to rounding (voxa sums
 exactly, or in float64, where scikit-image sums scaled values one by one, or
 float32 values in float32). `intensity_sum` is a voxa extension.
 """
+import math
 import warnings
 
 import numpy as np
 
-from . import _extra_props, _voxa
+from . import _extra_props, _skimage_props, _voxa
 from ._arrays import native
 
 #: properties voxa computes, in the order of the default with intensity
 PROPERTIES = ("label", "area", "num_pixels", "centroid", "bbox", "intensity_mean",
               "intensity_min", "intensity_max", "intensity_sum", "centroid_weighted")
+#: computed from the C pass's columns, with scikit-image's formulas
+DERIVED = ("area_bbox", "extent", "equivalent_diameter_area", "centroid_local")
 _INTENSITY = {"intensity_mean", "intensity_min", "intensity_max", "intensity_sum",
               "centroid_weighted"}
 # skimage's former names, accepted as it accepts them
 _ALIASES = {"mean_intensity": "intensity_mean", "min_intensity": "intensity_min",
-            "max_intensity": "intensity_max", "weighted_centroid": "centroid_weighted"}
+            "max_intensity": "intensity_max", "weighted_centroid": "centroid_weighted",
+            "bbox_area": "area_bbox", "equivalent_diameter": "equivalent_diameter_area",
+            "local_centroid": "centroid_local"}
 
 
 def regionprops_table(label_image, intensity_image=None, properties=("label", "bbox"), *,
@@ -38,18 +43,22 @@ def regionprops_table(label_image, intensity_image=None, properties=("label", "b
     Parameters
     ----------
     label_image : integer array, 1-D to 8-D (not bool, not float)
-    intensity_image : array of the same shape, optional (any real dtype)
-    properties : sequence of names among ``voxa.regionprops.PROPERTIES``
-        (label, area, num_pixels, centroid, bbox, intensity_mean,
-        intensity_min, intensity_max, intensity_sum, centroid_weighted);
-        the columns follow this order.
-    cache : accepted for scikit-image's signature (voxa computes each column once)
+    intensity_image : array of the same shape, or with one more (last) axis
+        of channels, optional (any real dtype)
+    properties : sequence of scikit-image's property names; the columns
+        follow this order. voxa computes ``PROPERTIES`` (label, area,
+        num_pixels, centroid, bbox, intensity_mean, intensity_min,
+        intensity_max, intensity_sum, centroid_weighted) in one C pass and
+        ``DERIVED`` (area_bbox, extent, equivalent_diameter_area,
+        centroid_local) from it; scikit-image, if installed, computes any
+        other (perimeter, moments, eccentricity, ...; voxa._skimage_props).
+    cache : accepted for scikit-image's signature (passed on to it)
     separator : str, between a property and its axis in column names
     extra_properties : iterable of functions, optional, as in scikit-image:
         ``f(mask)`` or ``f(mask, intensity)`` per object, on its bounding
         box; columns named after the function, after the others (see
-        voxa._extra_props). A function named like a property above is
-        shadowed by it, with a warning, as in scikit-image.
+        voxa._extra_props). A function named like a property is shadowed
+        by it, with a warning, as in scikit-image.
     spacing : sequence of ndim floats > 0, optional: voxel size per axis
         (area becomes a physical volume, centroids physical positions; bbox
         stays in voxels), as in scikit-image.
@@ -57,34 +66,86 @@ def regionprops_table(label_image, intensity_image=None, properties=("label", "b
     Returns
     -------
     dict of column name -> 1-D NumPy array (int64 for label, num_pixels and
-    bbox; float64 otherwise).
+    bbox; float64 for voxa's other columns; scikit-image's types for its own).
+    With channels, intensity columns get a last index per channel
+    (``intensity_mean-1``, ``centroid_weighted-0-1``), as in scikit-image.
 
     Raises
     ------
     TypeError for a bool or float label image (as scikit-image);
-    ValueError for an unknown property, a shape mismatch, a bad spacing;
-    an error that is both AttributeError (scikit-image's) and ValueError for
-    an intensity property without an intensity image.
+    ValueError for a shape mismatch or a bad spacing; an error that is both
+    AttributeError (scikit-image's) and ValueError for an unknown property,
+    an intensity property without an intensity image, or a property only
+    scikit-image computes when it is not installed.
     """
     labels = check_labels(np.asarray(label_image))
     props, properties, extra = check_properties(properties, extra_properties,
                                                 intensity_image is not None)
-    intensity = None
-    if intensity_image is not None:
-        intensity = native(check_intensity(np.asarray(intensity_image), labels.shape))
-    sp = spacing_array(spacing, labels.ndim)
-    res = _voxa.measure(native(labels), intensity, sp)
-    n, nd = res[0], labels.ndim
-    cols = decode(res, nd)
-    out = named_columns(cols, props, properties, separator)
     raw = None if intensity_image is None else np.asarray(intensity_image)
+    channels = [None] if raw is None else _channels(raw, labels.shape)
+    sp = spacing_array(spacing, labels.ndim)
+    per_channel = [decode(_voxa.measure(native(labels), c, sp), labels.ndim)
+                   for c in channels]
+    cols = dict(per_channel[0])
+    if raw is not None and raw.ndim > labels.ndim:
+        for p in _INTENSITY:  # channels on a last axis, as scikit-image shapes them
+            cols[p] = np.stack([c[p] for c in per_channel], axis=-1)
+    cols = with_derived(cols, labels.ndim, sp, props)
+    groups = column_groups(cols, [(p, name) for p, name in zip(props, properties) if p],
+                           separator)
+    others = [name for p, name in zip(props, properties) if p is None]
+    if others:
+        groups.update(_skimage_props.columns(labels, raw, others, separator, spacing, cache))
+    out = {}
+    for name in properties:  # the order asked for
+        out.update(groups[name])
+    n = len(cols["label"])
     for func in extra:
         if n == 0:
-            out.update(_extra_props.empty_columns(func, nd, None if raw is None else raw.dtype,
-                                                  separator))
+            out.update(_extra_props.empty_columns(func, labels.ndim,
+                                                  None if raw is None else raw.dtype, separator))
             continue
         out.update(_extra_props.columns(func, labels, raw, cols["label"], cols["bbox"],
                                         separator))
+    return out
+
+
+def _channels(raw, shape):
+    """The intensity image checked, as one native array per channel (one
+    array without a channel axis)."""
+    intensity = check_intensity(raw, shape, channels=True)
+    if intensity.ndim == len(shape):
+        return [native(intensity)]
+    return [native(np.ascontiguousarray(intensity[..., c]))
+            for c in range(intensity.shape[-1])]
+
+
+def with_derived(cols, ndim, spacing, wanted):
+    """`cols` and the DERIVED properties among `wanted`, by scikit-image's
+    formulas. centroid_local comes from the integer coordinate sums,
+    rint(centroid / spacing x count) while below 2^50: without a spacing it
+    is scikit-image's exact quotient. The diameter's root is C's pow per object (NumPy's vector
+    power differs in the last bit)."""
+    wanted = set(wanted) & set(DERIVED)
+    if not wanted:
+        return cols
+    box, count = cols["bbox"], cols["num_pixels"][:, None]
+    start = box[:, :ndim]
+    out = dict(cols)
+    out["area_bbox"] = np.prod(box[:, ndim:] - start, axis=1) * \
+        (1.0 if spacing is None else float(np.prod(spacing)))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out["extent"] = cols["area"] / out["area_bbox"]
+    if "equivalent_diameter_area" in wanted:
+        out["equivalent_diameter_area"] = np.array(
+            [math.pow(v, 1 / ndim) for v in (2 * ndim * cols["area"] / math.pi).tolist()],
+            np.float64)
+    if "centroid_local" in wanted:
+        scale = np.ones(ndim) if spacing is None else spacing
+        total = cols["centroid"] / scale * count  # the integer coordinate sums
+        local = (np.rint(total) - start * count) * scale / np.maximum(count, 1)
+        out["centroid_local"] = np.where(total < 2.0**50, local,
+                                         cols["centroid"] - start * scale)
     return out
 
 
@@ -99,37 +160,48 @@ def check_labels(labels):
     return labels
 
 
-def check_properties(properties, extra_properties, with_intensity):
-    """(voxa's names, the names asked for, the extra functions not shadowed)."""
+def check_properties(properties, extra_properties, with_intensity, delegate=True):
+    """(voxa's name of each property, None where scikit-image computes it;
+    the names asked for; the extra functions not shadowed). Without
+    `delegate`, only voxa's own properties are taken."""
     if isinstance(properties, str):
         properties = (properties,)
+    properties = list(properties)
     extra = []
     for func in extra_properties or ():
-        if func.__name__ in PROPERTIES or func.__name__ in _ALIASES:
-            warnings.warn(f"Extra property {func.__name__!r} is shadowed by the property of "
+        name = func.__name__
+        if name in PROPERTIES or name in DERIVED or name in _ALIASES or _skimage_props.knows(name):
+            warnings.warn(f"Extra property {name!r} is shadowed by the property of "
                           "that name and will be inaccessible. Consider renaming it.",
                           stacklevel=3)
-            properties = tuple(properties) + (func.__name__,)
+            properties.append(name)
         else:
             extra.append(func)
+    mine = PROPERTIES + DERIVED
     props = [_ALIASES.get(p, p) for p in properties]
-    for p, orig in zip(props, properties):
-        if p not in PROPERTIES:
-            raise ValueError("properties: unknown property %r (voxa computes %s)"
-                             % (orig, ", ".join(PROPERTIES)))
+    props = [p if p in mine else None for p in props]
+    theirs = [name for p, name in zip(props, properties) if p is None]
+    if theirs and not delegate:
+        raise _skimage_props.PropertyError(
+            "properties: %s not computed here (it computes %s)"
+            % (", ".join(repr(n) for n in theirs), ", ".join(mine)))
+    _skimage_props.require(theirs, mine)
     if not with_intensity and any(p in _INTENSITY for p in props):
         raise _extra_props.IntensityMissing(
             "properties: %s need an intensity_image"
-            % ", ".join(repr(p) for p in props if p in _INTENSITY))
-    return props, list(properties), extra
+            % ", ".join(repr(n) for p, n in zip(props, properties) if p in _INTENSITY))
+    return props, properties, extra
 
 
-def check_intensity(intensity, shape):
-    """`intensity` (a NumPy or dask array) checked against the labels' shape,
-    float16 widened to float32 (the C pass does not read it)."""
-    if intensity.shape != tuple(shape):
-        raise ValueError("intensity_image: shape %s differs from label_image's %s"
-                         % (intensity.shape, tuple(shape)))
+def check_intensity(intensity, shape, channels=False):
+    """`intensity` (a NumPy or dask array) checked against the labels' shape
+    (with `channels`, a last axis more is allowed), float16 widened to
+    float32 (the C pass does not read it)."""
+    shape = tuple(shape)
+    if intensity.shape != shape and not (channels and intensity.shape[:-1] == shape):
+        raise ValueError("intensity_image: shape %s differs from label_image's %s%s"
+                         % (intensity.shape, shape,
+                            " (a last axis of channels may be added)" if channels else ""))
     if intensity.dtype.kind not in "biuf":
         raise TypeError("intensity_image: dtype %s is not a real number type" % intensity.dtype)
     return intensity.astype(np.float32) if intensity.dtype == np.float16 else intensity
@@ -165,15 +237,25 @@ def decode(res, nd):
     return cols
 
 
-def named_columns(cols, props, properties, separator):
-    """The table: each property asked for, under the name asked for (per-axis
-    ones split into name<separator><axis>)."""
-    out = {}
-    for p, name in zip(props, properties):
+def column_groups(cols, asked, separator):
+    """{name asked for: {column: array}} for each (property, name) of
+    `asked`; a property with axes (or channels) becomes one column per cell,
+    name<separator><axis>[<separator><channel>]."""
+    groups = {}
+    for p, name in asked:
         a = cols[p]
-        if a is not None and a.ndim == 2:
-            for c in range(a.shape[1]):
-                out["%s%s%d" % (name, separator, c)] = np.ascontiguousarray(a[:, c])
-        else:
-            out[name] = a
+        if a is None or a.ndim == 1:
+            groups[name] = {name: a}
+            continue
+        groups[name] = {separator.join(map(str, (name,) + cell)):
+                        np.ascontiguousarray(a[(slice(None),) + cell])
+                        for cell in np.ndindex(a.shape[1:])}
+    return groups
+
+
+def named_columns(cols, props, properties, separator):
+    """The table: each property asked for, under the name asked for."""
+    out = {}
+    for group in column_groups(cols, zip(props, properties), separator).values():
+        out.update(group)
     return out

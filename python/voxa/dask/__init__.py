@@ -40,7 +40,7 @@ from ..distance import edt_dtype
 from ..morphology import distance_transform_edt as _edt_np
 from ..points import _points_array, balls as _balls_np
 from ..regionprops import (check_intensity, check_labels, check_properties, named_columns,
-                           spacing_array)
+                           spacing_array, with_derived)
 from ..restoration import richardson_lucy as _rl_np
 from ..roi import _int_coords, _sizes, extract_patches as _extract_np
 from ._label import label
@@ -290,12 +290,17 @@ def regionprops_table(label_image, intensity_image=None, properties=("label", "b
         raise NotImplementedError("voxa.dask.regionprops_table: extra_properties need each "
                                   "object whole; measure those in memory")
     x = check_labels(da.asarray(label_image))
-    props, names, _ = check_properties(properties, None, intensity_image is not None)
+    props, names, _ = check_properties(properties, None, intensity_image is not None,
+                                       delegate=False)
     inten = None
     if intensity_image is not None:
         inten = check_intensity(da.asarray(intensity_image), x.shape).rechunk(x.chunks)
     sp = spacing_array(spacing, x.ndim)
-    return dask.delayed(named_columns)(measure(x, inten, sp), props, names, separator)
+    return dask.delayed(_named_table)(measure(x, inten, sp), props, names, separator, x.ndim, sp)
+
+
+def _named_table(cols, props, names, separator, ndim, spacing):
+    return named_columns(with_derived(cols, ndim, spacing, props), props, names, separator)
 
 
 # ---- ROI extraction ----------------------------------------------------------------------

@@ -1,0 +1,155 @@
+"""regionprops_table's whole property set: the ones voxa derives from its C
+pass (area_bbox, extent, equivalent_diameter_area, centroid_local), the ones
+scikit-image computes for it (everything else), intensity images with a
+channel axis, skimage's former names, and what happens without
+scikit-image. Compared with skimage.measure.regionprops_table."""
+import warnings
+
+import numpy as np
+import pytest
+from scipy import ndimage as ndi
+
+skm = pytest.importorskip("skimage.measure")
+import voxa  # noqa: E402
+from voxa import _skimage_props, regionprops  # noqa: E402
+
+DERIVED = ["area_bbox", "extent", "equivalent_diameter_area", "centroid_local"]
+# float64 sums in another order than skimage's (docs/measure.md)
+ROUNDED = ("intensity_mean", "centroid_weighted")
+
+
+def labels(shape, seed, dtype=np.int32):
+    rng = np.random.default_rng(seed)
+    lab, _ = ndi.label(ndi.gaussian_filter(rng.random(shape), 1.2) > 0.55)
+    return lab.astype(dtype)
+
+
+def same(got, want, rounded=ROUNDED, rtol=1e-13):
+    assert list(got) == list(want)
+    for k in want:
+        g, w = np.asarray(got[k]), np.asarray(want[k])
+        assert g.dtype == w.dtype, k
+        if g.dtype == object:
+            assert len(g) == len(w) and all(np.array_equal(a, b) for a, b in zip(g, w)), k
+        elif k.startswith(rounded):
+            np.testing.assert_allclose(g, w, rtol=rtol, atol=0, err_msg=k)
+        else:
+            np.testing.assert_array_equal(g, w, err_msg=k)
+
+
+@pytest.mark.parametrize("shape", [(40, 53), (17, 23, 19)])
+@pytest.mark.parametrize("dtype", [np.uint8, np.int32, np.uint64])
+def test_derived_equal_skimage_without_spacing(shape, dtype):
+    lab = labels(shape, 1, dtype)
+    assert 3 < lab.max() < 256
+    props = ["label"] + DERIVED + ["bbox_area", "local_centroid", "equivalent_diameter"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # skimage's FutureWarning on the former names
+        want = skm.regionprops_table(lab, properties=props)
+    same(voxa.regionprops_table(lab, properties=props), want, rounded=())
+
+
+@pytest.mark.parametrize("spacing", [(2.0, 0.5, 0.3), (0.7, 0.7, 0.7)])
+def test_derived_with_spacing(spacing):
+    lab = labels((17, 23, 19), 2)
+    same(voxa.regionprops_table(lab, properties=["label"] + DERIVED, spacing=spacing),
+         skm.regionprops_table(lab, properties=["label"] + DERIVED, spacing=spacing),
+         rounded=("centroid_local",))
+
+
+@pytest.mark.parametrize("separator", ["-", "_", "", "/"])
+def test_skimage_properties_mixed_in_order(separator):
+    """voxa's and skimage's properties interleaved, repeated, with names
+    that prefix each other under "_" (moments, moments_central)."""
+    lab = labels((40, 53), 3)
+    img = np.random.default_rng(4).integers(0, 500, lab.shape).astype(np.uint16)
+    props = ["moments", "label", "perimeter", "centroid", "moments_central", "intensity_std",
+             "area", "slice", "image", "coords", "eccentricity", "bbox", "perimeter",
+             "intensity_mean", "solidity", "extent", "orientation", "centroid_weighted",
+             "euler_number", "inertia_tensor_eigvals", "centroid_weighted_local"]
+    got = voxa.regionprops_table(lab, img, props, separator=separator)
+    same(got, skm.regionprops_table(lab, img, props, separator=separator))
+
+
+def test_skimage_properties_3d_spacing_and_empty():
+    lab = labels((17, 23, 19), 5)
+    props = ("label", "axis_major_length", "area_filled", "inertia_tensor", "centroid",
+             "moments_central")
+    same(voxa.regionprops_table(lab, properties=props, spacing=(2, 1, 0.5)),
+         skm.regionprops_table(lab, properties=props, spacing=(2, 1, 0.5)),
+         rounded=("centroid",))
+    zero = np.zeros((4, 5, 6), np.int16)
+    img = np.zeros(zero.shape, np.float32)
+    props = ("label", "intensity_std", "bbox", "moments_hu", "image", "area_bbox")
+    same(voxa.regionprops_table(zero[0], img[0], props),
+         skm.regionprops_table(zero[0], img[0], props))
+
+
+@pytest.mark.parametrize("channels", [1, 3])
+def test_intensity_with_channels(channels):
+    lab = labels((30, 41), 6)
+    rng = np.random.default_rng(7)
+    img = rng.integers(0, 1000, lab.shape + (channels,)).astype(np.uint16)
+    props = ("label", "intensity_mean", "intensity_min", "intensity_max", "centroid_weighted",
+             "intensity_std", "area")
+    got = voxa.regionprops_table(lab, img, props, spacing=(1.0, 2.0))
+    same(got, skm.regionprops_table(lab, img, props, spacing=(1.0, 2.0)))
+    assert f"centroid_weighted-1-{channels - 1}" in got
+    sums = voxa.regionprops_table(lab, img, ("intensity_sum",))
+    for c in range(channels):
+        want = ndi.sum_labels(img[..., c].astype(np.float64), lab, np.unique(lab)[1:])
+        np.testing.assert_array_equal(sums[f"intensity_sum-{c}"], want)
+    with pytest.raises(ValueError, match="channels"):
+        voxa.regionprops_table(lab, img[1:])
+
+
+def test_unknown_property_is_both_errors():
+    lab = labels((20, 20), 8)
+    for cls in (ValueError, AttributeError):
+        with pytest.raises(cls, match="bogus"):
+            voxa.regionprops_table(lab, properties=("label", "bogus"))
+    with pytest.raises(AttributeError, match="intensity_image"):
+        voxa.regionprops_table(lab, properties=("label", "intensity_std"))
+
+
+def test_without_scikit_image(monkeypatch):
+    """voxa's own properties need nothing else; the others say what is
+    missing, before any work."""
+    monkeypatch.setattr(_skimage_props, "_regionprops", lambda: None)
+    lab = labels((20, 20), 9)
+    same(voxa.regionprops_table(lab, properties=["label"] + DERIVED),
+         skm.regionprops_table(lab, properties=["label"] + DERIVED), rounded=())
+    with pytest.raises(ValueError, match="'perimeter'.*need scikit-image"):
+        voxa.regionprops_table(lab, properties=("label", "perimeter"))
+
+
+def test_skimage_table_replaced_by_voxa(monkeypatch):
+    """Running scikit-image's tests on voxa replaces its regionprops_table
+    with voxa's; voxa must not call itself back."""
+    import skimage.measure._regionprops as rp
+    monkeypatch.setattr(rp, "regionprops_table", voxa.regionprops_table)
+    monkeypatch.setattr(skm, "regionprops_table", voxa.regionprops_table)
+    lab = labels((20, 20), 10)
+    got = voxa.regionprops_table(lab, properties=("label", "perimeter"))
+    monkeypatch.undo()
+    same(got, skm.regionprops_table(lab, properties=("label", "perimeter")))
+
+
+def test_extra_property_named_like_a_skimage_property():
+    lab = labels((20, 20), 11)
+
+    def perimeter(mask):
+        return 0.0
+
+    with pytest.warns(UserWarning, match="shadowed"):
+        got = voxa.regionprops_table(lab, properties=("label",), extra_properties=[perimeter])
+    same(got, skm.regionprops_table(lab, properties=("label", "perimeter")))
+
+
+def test_dask_refuses_what_needs_whole_objects():
+    da = pytest.importorskip("dask.array")
+    import voxa.dask as vd
+    x = da.from_array(labels((20, 20), 12), chunks=7)
+    with pytest.raises(ValueError, match="'moments' not computed here"):
+        vd.regionprops_table(x, properties=("label", "moments"))
+    assert set(regionprops.DERIVED) == set(DERIVED)

@@ -345,6 +345,19 @@ static void report_generated(const call *c, const voxa_args *a, int ndim, const 
     printf("%s\n", c->out_path);
 }
 
+/* Above this much work per output voxel (voxa_stream_plan_overhead) a
+ * streamed run says so on stderr: a small --mem-limit with a big structuring
+ * element or PSF can cost thousands of times the in-memory run. */
+#define CLI_OVERHEAD_NOTE 4.0
+
+/* "4x4x4" */
+static void cli_dims(char *buf, size_t n, const int64_t *v, int nd) {
+    size_t k = 0;
+    buf[0] = 0;
+    for (int d = 0; d < nd && k < n; d++)
+        k += (size_t)snprintf(buf + k, n - k, d ? "x%lld" : "%lld", (long long)v[d]);
+}
+
 /* --mem-limit: plan, then (unless --dry-run) run block by block from the
  * input store into an output store published only when complete. */
 static int run_streamed(const call *c, const voxa_args *a, voxa_store *in) {
@@ -377,6 +390,15 @@ static int run_streamed(const call *c, const voxa_args *a, voxa_store *in) {
         return cli_error(c->cmd, CLI_FAIL, "--mem-limit %s: the plan needs about %.3g MiB%s",
                          c->mem_limit, (double)p.peak_bytes / 1048576.0,
                          p.whole ? " (this op reads the whole volume)" : " with these --chunks");
+    double over = voxa_stream_plan_overhead(&p);
+    if (over > CLI_OVERHEAD_NOTE) { /* a halo wider than the blocks: say so, then run */
+        char bl[96], ha[96];
+        cli_dims(bl, sizeof bl, p.block, p.ndim);
+        cli_dims(ha, sizeof ha, p.halo_lo, p.ndim);
+        fprintf(stderr, "voxa %s: note: blocks of %s voxels within --mem-limit %s and a halo of "
+                "%s: the op runs on %.0fx the volume; a larger --mem-limit is faster\n",
+                c->cmd, bl, c->mem_limit, ha, over);
+    }
     o.progress = (voxa_progress){cli_progress, (void *)cli_op_word(c->op)};
     voxa_store *out = NULL;
     int64_t count = -1, levels = 0;

@@ -225,7 +225,7 @@ static void block(FILE *f, const char *cmd, const voxa_op *op) {
     option_line(f, 2, "--pyramid N", "with a .zarr output: N more OME-Zarr levels, each half "
                 "the one before (mean of 2x2x2 for float outputs, first voxel for integer "
                 "and bool ones)");
-    option_line(f, 2, "--dry-run", "print the plan (blocks, halo, peak memory) and exit");
+    option_line(f, 2, "--dry-run", "print the plan (blocks, halo, work, peak memory) and exit");
     option_line(f, 2, "--backend B", op->gpu ? "cpu (default: VOXA_BACKEND, else cpu), opencl, "
                 "cuda or auto (a usable GPU, else cpu); GPU limits: docs/gpu.md"
                 : "cpu (default); this op has no GPU path (auto runs the cpu)");

@@ -123,6 +123,11 @@ typedef struct voxa_stream_plan {
  *  whose input + halo + output fit mem_limit), the halo, the peak memory. */
 VOXA_API voxa_status voxa_stream_plan_make(const voxa_args *a, voxa_store *in,
                                            const voxa_stream_options *o, voxa_stream_plan *p);
+/** Voxels the op processes per output voxel: the blocks grown by their halo
+ *  (clipped at the volume's edges) over the output; 1 without a halo. A
+ *  small mem_limit with a wide halo (big structuring elements, PSFs) can
+ *  make it large: the halo is read and processed again by every block. */
+VOXA_API double voxa_stream_plan_overhead(const voxa_stream_plan *p);
 /** Describe a plan in a few lines of text (for --dry-run). */
 VOXA_API voxa_status voxa_stream_plan_text(const voxa_stream_plan *p, char *buf, size_t n);
 /** Storage chunks for a plan's output (Zarr): each divides the block

@@ -180,7 +180,7 @@ static int stream_options(PyObject *kw, stream_opts *o) {
 }
 
 static PyObject *plan_dict(const voxa_stream_plan *p) {
-    return Py_BuildValue("{s:s,s:N,s:N,s:N,s:L,s:N,s:N,s:O,s:O,s:O,s:L,s:L,s:i}", "dtype",
+    return Py_BuildValue("{s:s,s:N,s:N,s:N,s:L,s:N,s:N,s:O,s:O,s:O,s:L,s:L,s:i,s:d}", "dtype",
                          voxa_dtype_name(p->out_dtype), "shape", vx_shape(p->ndim, p->shape),
                          "block", vx_shape(p->ndim, p->block), "grid",
                          vx_shape(p->ndim, p->grid), "nblocks", (long long)p->nblocks,
@@ -189,7 +189,7 @@ static PyObject *plan_dict(const voxa_stream_plan *p) {
                          "whole", p->whole && !p->streamed ? Py_True : Py_False, "streamed",
                          p->streamed ? Py_True : Py_False, "peak_bytes",
                          (long long)p->peak_bytes, "out_bytes", (long long)p->out_bytes, "workers",
-                         p->workers);
+                         p->workers, "overhead", voxa_stream_plan_overhead(p));
 }
 
 /* Open the input, plan; with run, create the output, run and commit. */

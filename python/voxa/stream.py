@@ -127,7 +127,8 @@ def plan(op, input, /, *, mem_limit="1G", chunks=None, **params):
     """What run() would do, without running: a dict with the output's
     dtype and shape, the block shape, grid and count, the halo (halo_lo,
     halo_hi), whether the op is global (labelled by blocks and merged) or
-    needs the whole volume, the estimated peak memory (peak_bytes) and the
-    output's size (out_bytes)."""
+    needs the whole volume, the estimated peak memory (peak_bytes), the
+    output's size (out_bytes) and the work (overhead: voxels the op runs on,
+    blocks grown by their halo, per output voxel)."""
     return _voxa.stream_plan(_op_name(op), _path(input, "input", True),
                              mem_limit=parse_size(mem_limit), chunks=_chunks(chunks), **params)

@@ -5,6 +5,7 @@
 #include "vtest.h"
 
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -207,11 +208,28 @@ static void test_plan_memory(void) {
     voxa_stream_plan p;
     CHECK_OK(voxa_stream_plan_make(&a, s, &o, &p));
     CHECK(p.peak_bytes <= o.mem_limit && p.nblocks > 1 && p.halo_lo[0] == 10);
-    CHECK(p.block[1] == 300 && p.block[2] == 400); /* slabs along axis 0 first */
-    char text[512];
+    /* slabs would be 2x300x400, 11.8x the volume's work with this halo:
+     * squat blocks instead, each axis cut */
+    CHECK(p.block[0] < 200 && p.block[1] < 300 && p.block[2] < 400);
+    CHECK(voxa_stream_plan_overhead(&p) < 1.5);
+    char text[768];
     CHECK_OK(voxa_stream_plan_text(&p, text, sizeof text));
-    CHECK(strstr(text, "blocks:") && strstr(text, "halo:"));
-    (void)shape;
+    CHECK(strstr(text, "blocks:") && strstr(text, "halo:") && strstr(text, "work:"));
+    /* the work figure: blocks grown by the halo, clipped at the edges */
+    voxa_stream_plan q = p;
+    for (int d = 0; d < 3; d++) q.block[d] = shape[d];
+    CHECK(voxa_stream_plan_overhead(&q) == 1.0); /* one block: the halo is outside */
+    q.block[0] = 50, q.block[1] = 300, q.block[2] = 400;
+    /* axis 0: blocks [0,50) .. [150,200) grown to 60, 70, 70, 60 voxels */
+    CHECK(fabs(voxa_stream_plan_overhead(&q) - 260.0 / 200.0) < 1e-12);
+    /* a narrow halo keeps slabs along axis 0 (long reads) */
+    voxa_args_free(&a);
+    CHECK_OK(voxa_args_init(&a, voxa_op_find("open")));
+    CHECK_OK(voxa_args_parse(&a, "ball", "1"));
+    o.mem_limit = 64 << 20;
+    CHECK_OK(voxa_stream_plan_make(&a, s, &o, &p));
+    CHECK(p.peak_bytes <= o.mem_limit && p.nblocks > 1 && p.halo_lo[0] == 2);
+    CHECK(p.block[1] == 300 && p.block[2] == 400);
     voxa_args_free(&a);
     voxa_store_close(s);
     meta.shape[0] = meta.shape[1] = meta.shape[2] = 1;

@@ -237,3 +237,28 @@ def test_zarr_resume_after_kill(tmp_path):
     assert kept  # chunks of the killed run were not rewritten
     np.testing.assert_array_equal(zarr.open_group(out)["0"][:],
                                   voxa.binary_opening(big, ball=8))
+
+
+def test_wide_halo_gets_squat_blocks_and_a_note(tmp_path):
+    """A small --mem-limit with a wide halo: slabs would run the op on
+    hundreds of times the volume (1x1x80 blocks, 1352x); the planner cuts
+    every axis instead, and says on stderr what work remains. Same result."""
+    rng = np.random.default_rng(8)
+    np.save(tmp_path / "m.npy", rng.random((64, 160, 160)) < 0.5)
+    r = run("morph", "open", tmp_path / "m.npy", "--ball", "9", "--mem-limit", "1M", "--dry-run")
+    assert r.returncode == 0, r.stderr
+    work = float(r.stdout.split("work:")[1].split("x")[0])
+    assert 1 < work < 40, r.stdout
+    plan = voxa.stream.plan("open", tmp_path / "m.npy", mem_limit="1M", ball=9)
+    assert plan["overhead"] == pytest.approx(work, rel=0.01) and plan["peak_bytes"] <= 2**20
+    assert all(b < s for b, s in zip(plan["block"], plan["shape"]))
+    a = run("morph", "open", tmp_path / "m.npy", "--ball", "9", "-o", tmp_path / "a.npy")
+    b = run("morph", "open", tmp_path / "m.npy", "--ball", "9", "-o", tmp_path / "b.npy",
+            "--mem-limit", "1M")
+    assert a.returncode == 0 and b.returncode == 0, b.stderr
+    assert "note: blocks of" in b.stderr and "a larger --mem-limit is faster" in b.stderr
+    assert "note:" not in a.stderr
+    np.testing.assert_array_equal(np.load(tmp_path / "a.npy"), np.load(tmp_path / "b.npy"))
+    r = run("morph", "open", tmp_path / "m.npy", "--ball", "1", "--mem-limit", "64M",
+            "--chunks", "64,160,160", "--dry-run")
+    assert r.returncode == 0 and "work:" not in r.stdout  # one block: its halo is outside

@@ -40,6 +40,12 @@ typedef struct voxa_measure_table {
     /* with an intensity image (else NULL): */
     double *intensity_mean, *intensity_min, *intensity_max, *intensity_sum;
     double *centroid_weighted; /* n x ndim, physical as centroid */
+    /* central second moments in voxel units (n x ndim x ndim, symmetric):
+     * the sum over the object of (x_i - mean_i)(x_j - mean_j), from exact
+     * integer sums (rounded once); times spacing_i x spacing_j they are
+     * skimage's moments_central of order 2; NULL unless asked for
+     * (VOXA_MEASURE_MOMENTS) */
+    double *moments2;
 } voxa_measure_table;
 
 /** Release the table's arrays (NULL allowed); resets *t. */
@@ -48,10 +54,16 @@ VOXA_API void voxa_measure_table_free(voxa_measure_table *t);
 /** An accumulator: feed regions of the volume, then make the table. */
 typedef struct voxa_measure_acc voxa_measure_acc;
 
+/** What an accumulator keeps besides the geometry (flags, or-ed). */
+enum {
+    VOXA_MEASURE_INTENSITY = 1, /* the intensity columns (an intensity image is added) */
+    VOXA_MEASURE_MOMENTS = 2    /* the central second moments (moments2) */
+};
+
 /** Start an accumulator for an `ndim`-D volume of shape `shape` (origins
- *  and region shapes are checked against it), with intensity columns if
- *  `with_intensity`. */
-VOXA_API voxa_status voxa_measure_acc_new(int ndim, const int64_t *shape, int with_intensity,
+ *  and region shapes are checked against it), with the columns of `flags`
+ *  (VOXA_MEASURE_*; 0 or 1 as before: without or with intensity). */
+VOXA_API voxa_status voxa_measure_acc_new(int ndim, const int64_t *shape, int flags,
                                           voxa_measure_acc **acc);
 /** Add one region: `labels` (integer dtype, not bool; any strides) whose
  *  first voxel lies at `origin` (NULL: zeros) in the whole volume, and
@@ -72,6 +84,11 @@ VOXA_API void voxa_measure_acc_free(voxa_measure_acc *acc);
  *  shape) in one call. `spacing` as in voxa_measure_acc_table. */
 VOXA_API voxa_status voxa_measure(const voxa_array *labels, const voxa_array *intensity,
                                   const double *spacing, voxa_measure_table *t);
+/** voxa_measure with VOXA_MEASURE_MOMENTS in `flags` for moments2 (the
+ *  intensity flag follows `intensity`). Without it moments2 is NULL: the
+ *  products cost up to about 2x the pass on many small objects. */
+VOXA_API voxa_status voxa_measure_with(const voxa_array *labels, const voxa_array *intensity,
+                                       const double *spacing, int flags, voxa_measure_table *t);
 
 /** Measure from stores (intensity may be NULL), reading blocks of whole
  *  rows, the largest whose label + intensity bytes fit `mem_limit` (0:

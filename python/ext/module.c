@@ -38,8 +38,9 @@
     X(label_resolve, "label_resolve(first, pairs, final) -> n: scipy numbering of block ids")   \
     X(dask_firsts, "dask_firsts(labels, n, origin, whole, first): voxa.dask chunk helper")    \
     X(dask_relabel, "dask_relabel(labels, table, out): out = table[labels] (voxa.dask)")       \
-    X(measure, "measure(labels, intensity=None, spacing=None) -> (n, label, num_pixels, area, " \
-               "centroid, bbox, mean, min, max, sum, centroid_weighted) as bytes")              \
+    X(measure, "measure(labels, intensity=None, spacing=None, moments=False) -> (n, label, "   \
+               "num_pixels, area, centroid, bbox, mean, min, max, sum, centroid_weighted, "     \
+               "moments2) as bytes")                                                            \
     X(preview, "preview(image, labels, spacing=None, point=None, lo_pct=0, hi_pct=0, "         \
                "mem_limit=0) -> (rgb bytes, height, width)")                                    \
     X(png_write, "png_write(path, image): uint8 (h, w) or (h, w, 3) as PNG, atomically")      \

@@ -19,7 +19,7 @@ import warnings
 
 import numpy as np
 
-from . import _extra_props, _skimage_props, _voxa
+from . import _extra_props, _shape_props, _skimage_props, _voxa
 from ._arrays import native
 
 #: properties voxa computes, in the order of the default with intensity
@@ -48,10 +48,13 @@ def regionprops_table(label_image, intensity_image=None, properties=("label", "b
     properties : sequence of scikit-image's property names; the columns
         follow this order. voxa computes ``PROPERTIES`` (label, area,
         num_pixels, centroid, bbox, intensity_mean, intensity_min,
-        intensity_max, intensity_sum, centroid_weighted) in one C pass and
+        intensity_max, intensity_sum, centroid_weighted) in one C pass,
         ``DERIVED`` (area_bbox, extent, equivalent_diameter_area,
-        centroid_local) from it; scikit-image, if installed, computes any
-        other (perimeter, moments, eccentricity, ...; voxa._skimage_props).
+        centroid_local) and the shape properties of its second moments
+        (inertia_tensor, inertia_tensor_eigvals, axis_major_length,
+        axis_minor_length, eccentricity, orientation; voxa._shape_props)
+        from it; scikit-image, if installed, computes any other (perimeter,
+        moments, solidity, ...; voxa._skimage_props).
     cache : accepted for scikit-image's signature (passed on to it)
     separator : str, between a property and its axis in column names
     extra_properties : iterable of functions, optional, as in scikit-image:
@@ -80,17 +83,19 @@ def regionprops_table(label_image, intensity_image=None, properties=("label", "b
     """
     labels = check_labels(np.asarray(label_image))
     props, properties, extra = check_properties(properties, extra_properties,
-                                                intensity_image is not None)
+                                                intensity_image is not None, labels.ndim)
     raw = None if intensity_image is None else np.asarray(intensity_image)
     channels = [None] if raw is None else _channels(raw, labels.shape)
     sp = spacing_array(spacing, labels.ndim)
-    per_channel = [decode(_voxa.measure(native(labels), c, sp), labels.ndim)
-                   for c in channels]
+    moments = any(p in _shape_props.PROPERTIES for p in props)
+    per_channel = [decode(_voxa.measure(native(labels), c, sp, moments and i == 0), labels.ndim)
+                   for i, c in enumerate(channels)]
     cols = dict(per_channel[0])
     if raw is not None and raw.ndim > labels.ndim:
         for p in _INTENSITY:  # channels on a last axis, as scikit-image shapes them
             cols[p] = np.stack([c[p] for c in per_channel], axis=-1)
     cols = with_derived(cols, labels.ndim, sp, props)
+    cols.update(_shape_props.columns(cols, labels.ndim, sp, props))
     groups = column_groups(cols, [(p, name) for p, name in zip(props, properties) if p],
                            separator)
     others = [name for p, name in zip(props, properties) if p is None]
@@ -160,9 +165,10 @@ def check_labels(labels):
     return labels
 
 
-def check_properties(properties, extra_properties, with_intensity, delegate=True):
+def check_properties(properties, extra_properties, with_intensity, ndim=None, delegate=True):
     """(voxa's name of each property, None where scikit-image computes it;
-    the names asked for; the extra functions not shadowed). Without
+    the names asked for; the extra functions not shadowed). With `ndim`,
+    the shape properties of that rank are voxa's too (_shape_props); without
     `delegate`, only voxa's own properties are taken."""
     if isinstance(properties, str):
         properties = (properties,)
@@ -170,7 +176,8 @@ def check_properties(properties, extra_properties, with_intensity, delegate=True
     extra = []
     for func in extra_properties or ():
         name = func.__name__
-        if name in PROPERTIES or name in DERIVED or name in _ALIASES or _skimage_props.knows(name):
+        if (name in PROPERTIES or name in DERIVED or name in _shape_props.PROPERTIES
+                or name in _ALIASES or _skimage_props.knows(name)):
             warnings.warn(f"Extra property {name!r} is shadowed by the property of "
                           "that name and will be inaccessible. Consider renaming it.",
                           stacklevel=3)
@@ -178,6 +185,8 @@ def check_properties(properties, extra_properties, with_intensity, delegate=True
         else:
             extra.append(func)
     mine = PROPERTIES + DERIVED
+    if ndim is not None:
+        mine += tuple(p for p in _shape_props.PROPERTIES if _shape_props.computes(p, ndim))
     props = [_ALIASES.get(p, p) for p in properties]
     props = [p if p in mine else None for p in props]
     theirs = [name for p, name in zip(props, properties) if p is None]
@@ -219,7 +228,7 @@ def spacing_array(spacing, ndim):
 
 
 _COLUMNS = ("label", "num_pixels", "area", "centroid", "bbox", "intensity_mean",
-            "intensity_min", "intensity_max", "intensity_sum", "centroid_weighted")
+            "intensity_min", "intensity_max", "intensity_sum", "centroid_weighted", "moments2")
 
 
 def decode(res, nd):
@@ -232,8 +241,11 @@ def decode(res, nd):
             continue
         a = np.frombuffer(buf, dtype=np.int64 if p in ("label", "num_pixels", "bbox")
                           else np.float64).copy()
-        cols[p] = a.reshape(n, 2 * nd if p == "bbox" else nd) \
-            if p in ("centroid", "centroid_weighted", "bbox") else a
+        if p == "moments2":
+            a = a.reshape(n, nd, nd)
+        elif p in ("centroid", "centroid_weighted", "bbox"):
+            a = a.reshape(n, 2 * nd if p == "bbox" else nd)
+        cols[p] = a
     return cols
 
 

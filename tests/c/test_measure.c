@@ -1,5 +1,6 @@
 /* voxa_measure: a known 2-D table, a brute-force reference on random 3-D
- * labels with gaps and negative values, identical results for 1..3 threads,
+ * labels with gaps and negative values, central second moments, identical
+ * results for 1..3 threads,
  * regions (rows cut anywhere) == whole, stores by blocks == whole, strided
  * views, empty inputs, the CSV writer, and bad arguments. */
 #include "vtest.h"
@@ -184,6 +185,70 @@ static void test_threads_and_regions(void) {
 
 /* Stores: .npy files read in blocks (whole planes, part planes, part rows)
  * give the whole-array table. */
+/* Central second moments (VOXA_MEASURE_MOMENTS): against a two-pass long
+ * double reference; the same bits for 1..3 threads and many tiles, and for
+ * the same labels placed a million voxels from the origin (the sums of
+ * products are exact integers, so translation changes nothing). Without the
+ * flag there is no moments2. */
+static void test_moments(void) {
+    int64_t shape[3] = {9, 11, 13}, n = 9 * 11 * 13;
+    int32_t *lab = malloc((size_t)n * 4);
+    for (int64_t i = 0; i < n; i++) lab[i] = (int32_t)(rnd() % 4); /* 0: background */
+    voxa_array L;
+    voxa_array_view(&L, lab, VOXA_I32, 3, shape);
+    voxa_measure_table t, u;
+    CHECK_OK(voxa_measure(&L, NULL, NULL, &t));
+    CHECK(t.moments2 == NULL);
+    voxa_measure_table_free(&t);
+    CHECK(voxa_measure_with(&L, NULL, NULL, 4, &t) == VOXA_EINVAL);
+    CHECK_OK(voxa_measure_with(&L, NULL, NULL, VOXA_MEASURE_MOMENTS, &t));
+    CHECK(t.n == 3 && t.moments2 != NULL);
+    for (int64_t r = 0; r < t.n; r++) {
+        long double m[3] = {0}, mu[3][3] = {{0}};
+        int64_t cnt = 0;
+        for (int pass = 0; pass < 2; pass++)
+            for (int64_t i = 0; i < n; i++) {
+                if (lab[i] != t.label[r]) continue;
+                long double c[3] = {(long double)(i / (11 * 13)), (long double)(i / 13 % 11),
+                                    (long double)(i % 13)};
+                if (pass == 0) {
+                    cnt++;
+                    for (int d = 0; d < 3; d++) m[d] += c[d];
+                    continue;
+                }
+                for (int a = 0; a < 3; a++)
+                    for (int b = 0; b < 3; b++) mu[a][b] += (c[a] - m[a] / cnt) * (c[b] - m[b] / cnt);
+            }
+        for (int a = 0; a < 3; a++)
+            for (int b = 0; b < 3; b++) {
+                double got = t.moments2[r * 9 + a * 3 + b], want = (double)mu[a][b];
+                CHECK(fabs(got - want) <= 1e-12 * (fabs(want) + 1));
+                CHECK(got == t.moments2[r * 9 + b * 3 + a]);
+            }
+    }
+    int64_t saved = voxa__measure_tile_voxels;
+    voxa__measure_tile_voxels = 40; /* a tile of 3 rows: many partial tables merged */
+    for (int th = 1; th <= 3; th++) {
+        voxa_set_threads(th);
+        CHECK_OK(voxa_measure_with(&L, NULL, NULL, VOXA_MEASURE_MOMENTS, &u));
+        CHECK(same_table(&t, &u) && !memcmp(t.moments2, u.moments2, (size_t)t.n * 9 * 8));
+        voxa_measure_table_free(&u);
+    }
+    voxa_set_threads(0);
+    voxa__measure_tile_voxels = saved;
+    voxa_measure_acc *acc;
+    int64_t far[3] = {1000000, 2000000, 3000000}, big[3] = {2000000, 3000000, 4000000};
+    CHECK_OK(voxa_measure_acc_new(3, big, VOXA_MEASURE_MOMENTS, &acc));
+    CHECK_OK(voxa_measure_add(acc, &L, NULL, far));
+    CHECK_OK(voxa_measure_acc_table(acc, NULL, &u));
+    CHECK(u.n == t.n && !memcmp(t.moments2, u.moments2, (size_t)t.n * 9 * 8));
+    voxa_measure_table_free(&u);
+    voxa_measure_acc_free(acc);
+    CHECK(voxa_measure_acc_new(3, big, 8, &acc) == VOXA_EINVAL && acc == NULL);
+    voxa_measure_table_free(&t);
+    free(lab);
+}
+
 static void test_store_blocks(void) {
     int64_t shape[3] = {7, 19, 23}, n = 7 * 19 * 23;
     voxa_array L, I;
@@ -353,6 +418,7 @@ int main(void) {
     RUN(test_known_2d);
     RUN(test_random_vs_reference);
     RUN(test_threads_and_regions);
+    RUN(test_moments);
     RUN(test_store_blocks);
     RUN(test_strides);
     RUN(test_empty);

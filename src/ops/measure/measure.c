@@ -45,6 +45,7 @@ static voxa_status grow_rows(voxa__mtable *t) {
     GROW(lo, int64_t, nd);
     GROW(hi, int64_t, nd);
     GROW(csum, int64_t, nd);
+    if (t->wq) GROW(qsum, voxa__wide, nd * (nd + 1) / 2);
     if (t->wi) {
         GROW(isum, double, 1);
         GROW(imin, double, 1);
@@ -73,10 +74,11 @@ static voxa_status grow_slots(voxa__mtable *t) {
     return VOXA_OK;
 }
 
-void voxa__mtable_init(voxa__mtable *t, int nd, int wi) {
+void voxa__mtable_init(voxa__mtable *t, int nd, int wi, int wq) {
     memset(t, 0, sizeof *t);
     t->nd = nd;
     t->wi = wi;
+    t->wq = wq;
 }
 
 void voxa__mtable_free(voxa__mtable *t) {
@@ -86,11 +88,12 @@ void voxa__mtable_free(voxa__mtable *t) {
     free(t->lo);
     free(t->hi);
     free(t->csum);
+    free(t->qsum);
     free(t->isum);
     free(t->imin);
     free(t->imax);
     free(t->wsum);
-    voxa__mtable_init(t, t->nd, t->wi);
+    voxa__mtable_init(t, t->nd, t->wi, t->wq);
 }
 
 /* Empty the table, keeping its memory: O(rows), not O(slots). */
@@ -130,6 +133,7 @@ int64_t voxa__mtable_row(voxa__mtable *t, int64_t key) {
         t->hi[r * nd + d] = INT64_MIN;
         t->csum[r * nd + d] = 0;
     }
+    for (int64_t q = 0, nq = nd * (nd + 1) / 2; t->wq && q < nq; q++) t->qsum[r * nq + q] = 0;
     if (t->wi) {
         t->isum[r] = 0;
         t->imin[r] = INFINITY;
@@ -156,6 +160,8 @@ voxa_status voxa__mtable_merge(voxa__mtable *t, const voxa__mtable *p) {
             if (p->lo[b] < t->lo[a]) t->lo[a] = p->lo[b];
             if (p->hi[b] > t->hi[a]) t->hi[a] = p->hi[b];
         }
+        for (int64_t q = 0, nq = nd * (nd + 1) / 2; t->wq && q < nq; q++)
+            t->qsum[r * nq + q] += p->qsum[i * nq + q];
         if (t->wi) {
             t->isum[r] += p->isum[i];
             t->imin[r] = nmin(t->imin[r], p->imin[i]);
@@ -215,6 +221,12 @@ static void read_values(const voxa_array *a, const char *p, int64_t n, double *d
 
 /* ---- one row ------------------------------------------------------------------- */
 
+/* 0^2 + 1^2 + ... + k^2 (k >= -1) */
+static inline voxa__wide squares(int64_t k) {
+    voxa__wide w = k;
+    return w * (w + 1) * (2 * w + 1) / 6;
+}
+
 /* Accumulate the run [x, e) of label L (> 0) of one row; c holds the global
  * coordinates of the row on axes 0..nd-2 and x0 that of its first voxel on
  * the last axis; va/vrow: the intensity view and row (va NULL: none), vb:
@@ -237,7 +249,19 @@ static inline voxa_status add_run(voxa__mtable *t, int64_t L, int64_t *prev, int
         if (c[d] > hi[d]) hi[d] = c[d];
     }
     /* X0 + ... + X1: (X0 + X1) * len is even (len odd => X0 + X1 even). */
-    cs[last] += (X0 + X1) * len / 2;
+    int64_t s1 = (X0 + X1) * len / 2;
+    cs[last] += s1;
+    /* second moments: products of the row's fixed coordinates, of those with
+     * the run's sum, and the run's sum of squares (closed forms) */
+    if (t->wq) {
+        voxa__wide *q = t->qsum + r * (nd * (nd + 1) / 2);
+        for (int d = 0; d < last; d++) {
+            for (int k = d; k < last; k++)
+                q[voxa__pair(d, k, nd)] += (voxa__wide)c[d] * c[k] * len;
+            q[voxa__pair(d, last, nd)] += (voxa__wide)c[d] * s1;
+        }
+        q[voxa__pair(last, last, nd)] += squares(X1) - squares(X0 - 1);
+    }
     if (X0 < lo[last]) lo[last] = X0;
     if (X1 > hi[last]) hi[last] = X1;
     if (va) {
@@ -381,7 +405,7 @@ voxa_status voxa__measure_region(voxa__mtable *acc, const voxa_array *lab, const
     if (val) j.vbuf = voxa__malloc((size_t)nt * (size_t)nx, sizeof(double));
     VOXA_GOTO_IF(!j.part || !j.lbuf || (val && !j.vbuf), VOXA_ENOMEM,
                  "measure: no memory for %d row buffers of %lld voxels", nt, (long long)nx);
-    for (int i = 0; i < nt; i++) voxa__mtable_init(&j.part[i], nd, val != NULL);
+    for (int i = 0; i < nt; i++) voxa__mtable_init(&j.part[i], nd, val != NULL, acc->wq);
     for (int64_t first = 0; first < ntiles; first += nt) {
         int64_t k = ntiles - first < nt ? ntiles - first : nt;
         j.first_tile = first;

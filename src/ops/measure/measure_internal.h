@@ -8,21 +8,33 @@
 #include <math.h>
 #include <stdlib.h>
 
+/* Sums of coordinate products: exact integers where the compiler has
+ * 128-bit ones (GCC, Clang on 64-bit targets), else long double. */
+#ifdef __SIZEOF_INT128__
+typedef __int128 voxa__wide;
+#else
+typedef long double voxa__wide;
+#endif
+
+/* Index of the pair (i, j), i <= j, among nd(nd+1)/2 (row-major upper triangle). */
+static inline int voxa__pair(int i, int j, int nd) { return i * nd - i * (i - 1) / 2 + (j - i); }
+
 /* Rows of per-label sums (structure of arrays, n rows in first-seen order)
  * and an open-addressing hash table label -> row + 1 (0: empty slot). */
 typedef struct voxa__mtable {
-    int nd, wi;          /* axes; with intensity */
+    int nd, wi, wq;      /* axes; with intensity; with second moments */
     int bits;            /* 2^bits slots */
     int64_t n, cap;      /* rows used, rows allocated */
     int64_t *slot;
     int64_t *label, *count;
     int64_t *lo, *hi;    /* bounding box, inclusive (n x nd) */
     int64_t *csum;       /* sums of coordinates (n x nd) */
+    voxa__wide *qsum;    /* sums of coordinate products x_i x_j, i <= j (n x nd(nd+1)/2) */
     double *isum, *imin, *imax;
     double *wsum;        /* sums of coordinate x intensity (n x nd) */
 } voxa__mtable;
 
-void voxa__mtable_init(voxa__mtable *t, int nd, int wi);
+void voxa__mtable_init(voxa__mtable *t, int nd, int wi, int wq);
 void voxa__mtable_free(voxa__mtable *t);
 int64_t voxa__mtable_row(voxa__mtable *t, int64_t key);
 voxa_status voxa__mtable_merge(voxa__mtable *t, const voxa__mtable *p);

@@ -38,7 +38,7 @@ static voxa_status check_labels(const voxa_array *a) {
     return check_label_type(a);
 }
 
-voxa_status voxa_measure_acc_new(int ndim, const int64_t *shape, int with_intensity,
+voxa_status voxa_measure_acc_new(int ndim, const int64_t *shape, int flags,
                                  voxa_measure_acc **out) {
     VOXA_FAIL_IF(!out, VOXA_EINVAL, "acc: NULL");
     *out = NULL;
@@ -50,7 +50,10 @@ voxa_status voxa_measure_acc_new(int ndim, const int64_t *shape, int with_intens
                      (long long)shape[d]);
     voxa_measure_acc *a = calloc(1, sizeof *a);
     VOXA_FAIL_IF(!a, VOXA_ENOMEM, "measure: no memory for the accumulator");
-    voxa__mtable_init(&a->t, ndim, with_intensity != 0);
+    VOXA_FAIL_IF(flags & ~(VOXA_MEASURE_INTENSITY | VOXA_MEASURE_MOMENTS), VOXA_EINVAL,
+                 "flags: %d (VOXA_MEASURE_INTENSITY | VOXA_MEASURE_MOMENTS)", flags);
+    voxa__mtable_init(&a->t, ndim, flags & VOXA_MEASURE_INTENSITY,
+                      (flags & VOXA_MEASURE_MOMENTS) != 0);
     memcpy(a->shape, shape, (size_t)ndim * sizeof *shape);
     *out = a;
     return VOXA_OK;
@@ -96,6 +99,20 @@ static int cmp_label(const void *x, const void *y) {
     return (a > b) - (a < b);
 }
 
+/* mu_ij = sum (x_i - m_i)(x_j - m_j) = (n q_ij - s_i s_j) / n: the
+ * numerator is exact in 128-bit integers (rounded once to long double). */
+static void central_moments(const voxa__mtable *m, int64_t r, double *mu) {
+    int nd = m->nd, nq = nd * (nd + 1) / 2;
+    int64_t cnt = m->count[r];
+    const int64_t *s = m->csum + r * nd;
+    for (int i = 0; i < nd; i++)
+        for (int j = i; j < nd; j++) {
+            voxa__wide num = (voxa__wide)cnt * m->qsum[r * nq + voxa__pair(i, j, nd)] -
+                             (voxa__wide)s[i] * s[j];
+            mu[i * nd + j] = mu[j * nd + i] = (double)((long double)num / (long double)cnt);
+        }
+}
+
 void voxa_measure_table_free(voxa_measure_table *t) {
     if (!t) return;
     free(t->label);
@@ -108,6 +125,7 @@ void voxa_measure_table_free(voxa_measure_table *t) {
     free(t->intensity_max);
     free(t->intensity_sum);
     free(t->centroid_weighted);
+    free(t->moments2);
     memset(t, 0, sizeof *t);
 }
 
@@ -138,7 +156,9 @@ voxa_status voxa_measure_acc_table(const voxa_measure_acc *a, const double *spac
     t->area = malloc(rows * sizeof(double));
     t->centroid = malloc(rows * (size_t)nd * sizeof(double));
     t->bbox = malloc(rows * 2 * (size_t)nd * sizeof(int64_t));
-    int fail = !order || !t->label || !t->num_pixels || !t->area || !t->centroid || !t->bbox;
+    if (m->wq) t->moments2 = malloc(rows * (size_t)nd * (size_t)nd * sizeof(double));
+    int fail = !order || !t->label || !t->num_pixels || !t->area || !t->centroid || !t->bbox ||
+               (m->wq && !t->moments2);
     if (m->wi) {
         t->intensity_mean = malloc(rows * sizeof(double));
         t->intensity_min = malloc(rows * sizeof(double));
@@ -165,6 +185,7 @@ voxa_status voxa_measure_acc_table(const voxa_measure_acc *a, const double *spac
             t->bbox[k * 2 * nd + d] = lo;
             t->bbox[k * 2 * nd + nd + d] = m->hi[r * nd + d] + 1;
         }
+        if (m->wq) central_moments(m, r, t->moments2 + k * nd * nd);
         if (m->wi) {
             double s = m->isum[r];
             t->intensity_sum[k] = s;
@@ -186,12 +207,20 @@ done:
 
 voxa_status voxa_measure(const voxa_array *labels, const voxa_array *intensity,
                          const double *spacing, voxa_measure_table *t) {
+    return voxa_measure_with(labels, intensity, spacing, 0, t);
+}
+
+voxa_status voxa_measure_with(const voxa_array *labels, const voxa_array *intensity,
+                              const double *spacing, int flags, voxa_measure_table *t) {
     VOXA_FAIL_IF(!t, VOXA_EINVAL, "table: NULL");
     memset(t, 0, sizeof *t);
     VOXA_FAIL_IF(!labels, VOXA_EINVAL, "labels: NULL");
     VOXA_CHECK(check_labels(labels));
+    VOXA_FAIL_IF(flags & ~VOXA_MEASURE_MOMENTS, VOXA_EINVAL,
+                 "flags: %d (VOXA_MEASURE_MOMENTS; intensity follows the intensity image)", flags);
     voxa_measure_acc *a = NULL;
-    VOXA_CHECK(voxa_measure_acc_new(labels->ndim, labels->shape, intensity != NULL, &a));
+    VOXA_CHECK(voxa_measure_acc_new(labels->ndim, labels->shape,
+                                    flags | (intensity ? VOXA_MEASURE_INTENSITY : 0), &a));
     voxa_status st = voxa_measure_add(a, labels, intensity, NULL);
     if (st == VOXA_OK) st = voxa_measure_acc_table(a, spacing, t);
     voxa_measure_acc_free(a);

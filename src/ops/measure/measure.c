@@ -227,6 +227,21 @@ static inline voxa__wide squares(int64_t k) {
     return w * (w + 1) * (2 * w + 1) / 6;
 }
 
+/* The run's sums of coordinate products (closed forms): the row's fixed
+ * coordinates with each other, with the run's sum s1, and the run's sum of
+ * squares. Out of line: only asked-for second moments pay for it. */
+static __attribute__((noinline)) void add_products(voxa__mtable *t, int64_t r, const int64_t *c,
+                                                   int64_t len, int64_t s1, int64_t X0,
+                                                   int64_t X1) {
+    const int nd = t->nd, last = nd - 1;
+    voxa__wide *q = t->qsum + r * (nd * (nd + 1) / 2);
+    for (int d = 0; d < last; d++) {
+        for (int k = d; k < last; k++) q[voxa__pair(d, k, nd)] += (voxa__wide)c[d] * c[k] * len;
+        q[voxa__pair(d, last, nd)] += (voxa__wide)c[d] * s1;
+    }
+    q[voxa__pair(last, last, nd)] += squares(X1) - squares(X0 - 1);
+}
+
 /* Accumulate the run [x, e) of label L (> 0) of one row; c holds the global
  * coordinates of the row on axes 0..nd-2 and x0 that of its first voxel on
  * the last axis; va/vrow: the intensity view and row (va NULL: none), vb:
@@ -251,17 +266,7 @@ static inline voxa_status add_run(voxa__mtable *t, int64_t L, int64_t *prev, int
     /* X0 + ... + X1: (X0 + X1) * len is even (len odd => X0 + X1 even). */
     int64_t s1 = (X0 + X1) * len / 2;
     cs[last] += s1;
-    /* second moments: products of the row's fixed coordinates, of those with
-     * the run's sum, and the run's sum of squares (closed forms) */
-    if (t->wq) {
-        voxa__wide *q = t->qsum + r * (nd * (nd + 1) / 2);
-        for (int d = 0; d < last; d++) {
-            for (int k = d; k < last; k++)
-                q[voxa__pair(d, k, nd)] += (voxa__wide)c[d] * c[k] * len;
-            q[voxa__pair(d, last, nd)] += (voxa__wide)c[d] * s1;
-        }
-        q[voxa__pair(last, last, nd)] += squares(X1) - squares(X0 - 1);
-    }
+    if (__builtin_expect(t->wq, 0)) add_products(t, r, c, len, s1, X0, X1);
     if (X0 < lo[last]) lo[last] = X0;
     if (X1 > hi[last]) hi[last] = X1;
     if (va) {

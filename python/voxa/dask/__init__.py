@@ -35,7 +35,7 @@ import dask
 import dask.array as da
 from dask.base import tokenize
 
-from .. import _backend, _voxa
+from .. import _backend, _shape_props, _voxa
 from ..distance import edt_dtype
 from ..morphology import distance_transform_edt as _edt_np
 from ..points import _points_array, balls as _balls_np
@@ -290,17 +290,21 @@ def regionprops_table(label_image, intensity_image=None, properties=("label", "b
         raise NotImplementedError("voxa.dask.regionprops_table: extra_properties need each "
                                   "object whole; measure those in memory")
     x = check_labels(da.asarray(label_image))
-    props, names, _ = check_properties(properties, None, intensity_image is not None,
+    props, names, _ = check_properties(properties, None, intensity_image is not None, x.ndim,
                                        delegate=False)
     inten = None
     if intensity_image is not None:
         inten = check_intensity(da.asarray(intensity_image), x.shape).rechunk(x.chunks)
     sp = spacing_array(spacing, x.ndim)
-    return dask.delayed(_named_table)(measure(x, inten, sp), props, names, separator, x.ndim, sp)
+    moments = any(p in _shape_props.PROPERTIES for p in props)
+    return dask.delayed(_named_table)(measure(x, inten, sp, moments), props, names, separator,
+                                      x.ndim, sp)
 
 
 def _named_table(cols, props, names, separator, ndim, spacing):
-    return named_columns(with_derived(cols, ndim, spacing, props), props, names, separator)
+    cols = with_derived(cols, ndim, spacing, props)
+    cols.update(_shape_props.columns(cols, ndim, spacing, props))
+    return named_columns(cols, props, names, separator)
 
 
 # ---- ROI extraction ----------------------------------------------------------------------

@@ -5,8 +5,9 @@ Each chunk is measured alone by the C pass (``_voxa.measure``, chunk-local
 coordinates). Its rows become mergeable sums: voxel counts, coordinate sums
 (exact integers: the C centroid is sum / count in float64, and
 rint(centroid x count) gives the sum back while it is below 2^50, checked),
-bounding boxes, intensity sums, minima and maxima, and coordinate x
-intensity sums; then shifted to the chunk's origin. Pairs of partial tables
+bounding boxes, intensity sums, minima and maxima, coordinate x intensity
+sums and, for the shape properties, central second moments (merged by the
+parallel axis theorem); then shifted to the chunk's origin. Pairs of partial tables
 merge by label (sums add, boxes and extremes widen) up a binary tree, and the
 root applies the C table's own formulas. Label, num_pixels, area, bbox and
 centroid equal the in-memory table bit for bit; the intensity columns agree
@@ -23,10 +24,10 @@ from ..regionprops import decode
 _EXACT = 2.0**50  # coordinate sums recovered exactly below this
 
 
-def _partial(labels, intensity, origin):
+def _partial(labels, intensity, origin, moments):
     labels = np.asarray(labels)
     inten = None if intensity is None else native(np.asarray(intensity))
-    cols = decode(_voxa.measure(native(labels), inten, None), labels.ndim)
+    cols = decode(_voxa.measure(native(labels), inten, None, moments), labels.ndim)
     nd, count = labels.ndim, cols["num_pixels"]
     org = np.asarray(origin, np.int64)
     csum_f = cols["centroid"] * count[:, None]
@@ -40,6 +41,8 @@ def _partial(labels, intensity, origin):
         s = cols["intensity_sum"]
         part.update(isum=s, imin=cols["intensity_min"], imax=cols["intensity_max"],
                     wsum=cols["centroid_weighted"] * s[:, None] + org * s[:, None])
+    if moments:
+        part["m2"] = cols["moments2"]  # central: the same at any origin
     return part
 
 
@@ -59,6 +62,26 @@ def _merge(a, b):
         if k in a:
             v = np.concatenate([a[k], b[k]])[order]
             out[k] = ufunc.reduceat(v, starts, axis=0)
+    if "m2" in a:
+        out["m2"] = _merge_moments(a, b, order, starts)
+    return out
+
+
+def _merge_moments(a, b, order, starts):
+    """Central second moments of labels found in both halves: Ma + Mb +
+    d d^T na nb / (na + nb), d the difference of their means (the parallel
+    axis theorem, as Chan et al. merge variances). A label appears at most
+    once per half, so a group is one row or two."""
+    m2 = np.concatenate([a["m2"], b["m2"]])[order]
+    cnt = np.concatenate([a["count"], b["count"]])[order].astype(np.float64)
+    csum = np.concatenate([a["csum"], b["csum"]])[order].astype(np.float64)
+    out = m2[starts].copy()
+    two = starts[np.diff(np.r_[starts, len(order)]) == 2]
+    if len(two):
+        na, nb = cnt[two], cnt[two + 1]
+        d = csum[two] / na[:, None] - csum[two + 1] / nb[:, None]
+        out[np.searchsorted(starts, two)] = (m2[two] + m2[two + 1] + d[:, :, None] * d[:, None, :]
+                                             * (na * nb / (na + nb))[:, None, None])
     return out
 
 
@@ -78,18 +101,21 @@ def _table(part, sp, nd):
                     intensity_max=part["imax"],
                     centroid_weighted=(part["wsum"] - lo * s[:, None]) * sp / s[:, None]
                     + lo * sp)
+    if "m2" in part:
+        cols["moments2"] = part["m2"]
     return cols
 
 
-def measure(labels, intensity, sp):
-    """A Delayed of the merged columns ({property: array}, as regionprops.decode)."""
+def measure(labels, intensity, sp, moments=False):
+    """A Delayed of the merged columns ({property: array}, as regionprops.decode;
+    with `moments`, moments2 too)."""
     starts = [np.concatenate([[0], np.cumsum(c)[:-1]]) for c in labels.chunks]
     lblocks = labels.to_delayed().ravel()
     iblocks = intensity.to_delayed().ravel() if intensity is not None else [None] * len(lblocks)
     parts = []
     for idx, lb, ib in zip(np.ndindex(*labels.numblocks), lblocks, iblocks):
         origin = [int(starts[d][i]) for d, i in enumerate(idx)]
-        parts.append(dask.delayed(_partial)(lb, ib, origin))
+        parts.append(dask.delayed(_partial)(lb, ib, origin, moments))
     while len(parts) > 1:
         parts = [dask.delayed(_merge)(parts[i], parts[i + 1]) if i + 1 < len(parts)
                  else parts[i] for i in range(0, len(parts), 2)]

@@ -4,7 +4,8 @@ scikit-image's calling and column rules.
 A function taking one required argument gets the object's mask within its
 bounding box (bool); one taking two also gets the intensity image over that
 box, zero outside the object (``intensity[box] * mask``, as skimage's
-``image_intensity``). The column's dtype comes from calling the function on
+``image_intensity``); with a channel axis, one call per channel, the results
+stacked on a last axis. The column's dtype comes from calling the function on
 two small probe masks of different sizes (random float intensities): the same
 shape both times gives that dtype and, for array results, one column per
 element (``name-0``, ``name-0-1``, ...); different shapes give one object
@@ -52,11 +53,19 @@ def columns(func, labels, intensity, rows, boxes, separator):
     if nargs == 2 and intensity is None:
         raise IntensityMissing(f"extra property {name!r} needs an intensity_image")
     nd = labels.ndim
+    channels = intensity is not None and intensity.ndim > nd
     values = []
     for lab, box in zip(rows, boxes):
         box = tuple(slice(int(a), int(b)) for a, b in zip(box[:nd], box[nd:]))
         mask = labels[box] == lab
-        values.append(func(mask, intensity[box] * mask) if nargs == 2 else func(mask))
+        if nargs == 1:
+            values.append(func(mask))
+        elif channels:  # one call per channel, stacked on a last axis (skimage's rule)
+            crop = intensity[box] * mask[..., None]
+            values.append(np.stack([func(mask, crop[..., c]) for c in range(crop.shape[-1])],
+                                   axis=-1))
+        else:
+            values.append(func(mask, intensity[box] * mask))
     dtype = _probe_dtype(func, nargs == 2, nd)
     first = values[0]
     if np.isscalar(first) or dtype == object:
@@ -74,11 +83,12 @@ def columns(func, labels, intensity, rows, boxes, separator):
             for j, cell in enumerate(cells)}
 
 
-def empty_columns(func, ndim, intensity_dtype, separator):
-    """The columns of a table without objects: those of one probe object,
-    with no rows (skimage's rule)."""
+def empty_columns(func, ndim, intensity, separator):
+    """The columns of a table without objects: those of one probe object
+    (and the intensity's channels), with no rows (skimage's rule)."""
     labels = np.zeros((3,) * ndim, np.int64)
     labels[(1,) * ndim] = 1
-    inten = None if intensity_dtype is None else np.zeros(labels.shape, intensity_dtype)
+    inten = None if intensity is None else \
+        np.zeros(labels.shape + intensity.shape[ndim:], intensity.dtype)
     box = np.array([[1] * ndim + [2] * ndim])
     return {k: v[:0] for k, v in columns(func, labels, inten, [1], box, separator).items()}

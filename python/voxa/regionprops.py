@@ -107,8 +107,7 @@ def regionprops_table(label_image, intensity_image=None, properties=("label", "b
     n = len(cols["label"])
     for func in extra:
         if n == 0:
-            out.update(_extra_props.empty_columns(func, labels.ndim,
-                                                  None if raw is None else raw.dtype, separator))
+            out.update(_extra_props.empty_columns(func, labels.ndim, raw, separator))
             continue
         out.update(_extra_props.columns(func, labels, raw, cols["label"], cols["bbox"],
                                         separator))

@@ -107,6 +107,27 @@ def test_intensity_with_channels(channels):
         voxa.regionprops_table(lab, img[1:])
 
 
+def test_extra_properties_with_channels():
+    """skimage calls a two-argument function once per channel and stacks
+    the results on a last axis; the empty table keeps those columns."""
+    lab = labels((30, 41), 16)
+    img = np.random.default_rng(17).random(lab.shape + (3,))
+
+    def total(mask, inten):
+        return inten.sum()
+
+    def spread(mask, inten):
+        return np.array([inten[mask].max(), inten[mask].min()])
+
+    for lab_ in (lab, np.zeros_like(lab)):
+        got = voxa.regionprops_table(lab_, img, ("label", "intensity_max"),
+                                     extra_properties=[total, spread])
+        want = skm.regionprops_table(lab_, img, ("label", "intensity_max"),
+                                     extra_properties=[total, spread])
+        same(got, want, rounded=("total",))
+    assert "spread-1-2" in got
+
+
 def test_unknown_property_is_both_errors():
     lab = labels((20, 20), 8)
     for cls in (ValueError, AttributeError):

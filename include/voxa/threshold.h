@@ -30,6 +30,18 @@ typedef struct voxa_threshold_value {
 VOXA_API voxa_status voxa_threshold_otsu(const voxa_array *in, int64_t nbins,
                                          voxa_threshold_value *t, const voxa_progress *progress);
 
+/** The histogram voxa_threshold_otsu makes, over a given range, so that a
+ *  chunked caller can add its chunks' histograms over the whole image's
+ *  range (voxa.dask.threshold_otsu). Float and bool inputs: `nbins` bins,
+ *  np.histogram(in, nbins, range=(lo, hi)) with the edges in the image's
+ *  float type (bool: float64); integer inputs: one bin per value lo..hi,
+ *  nbins = hi - lo + 1 (integer ends below 2^53). Voxels outside the range,
+ *  and NaN, are left out, as np.histogram leaves them. `hist`: nbins
+ *  int64 counts. EINVAL: lo >= hi, non-finite ends, nbins out of range,
+ *  edges not distinct. */
+VOXA_API voxa_status voxa_threshold_histogram(const voxa_array *in, double lo, double hi,
+                                              int64_t nbins, int64_t *hist);
+
 /** out = in > t (NumPy's comparison: float32 inputs compare with t rounded
  *  to float32, integer inputs with `value` as float64 unless t->integer).
  *  `out`: bool (or uint8) of in's shape, any strides. */

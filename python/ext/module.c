@@ -41,6 +41,8 @@
     X(measure, "measure(labels, intensity=None, spacing=None, moments=False) -> (n, label, "   \
                "num_pixels, area, centroid, bbox, mean, min, max, sum, centroid_weighted, "     \
                "moments2) as bytes")                                                            \
+    X(threshold_histogram, "threshold_histogram(image, lo, hi, nbins) -> bytes of int64 counts " \
+                           "(Otsu's histogram over a given range)")                       \
     X(preview, "preview(image, labels, spacing=None, point=None, lo_pct=0, hi_pct=0, "         \
                "mem_limit=0) -> (rgb bytes, height, width)")                                    \
     X(png_write, "png_write(path, image): uint8 (h, w) or (h, w, 3) as PNG, atomically")      \

@@ -296,3 +296,45 @@ def test_cli(cli, tmp_path):
     assert r.returncode == 1 and "NaN" in r.stderr
     r = cli("help", "threshold")
     assert "otsu" in r.stdout
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("nbins", [2, 7, 256, 1000])
+def test_histogram_over_a_given_range_equals_numpy(dtype, nbins):
+    """voxa_threshold_histogram (voxa.dask.threshold_otsu's per-chunk pass)
+    is np.histogram(a, nbins, range=(lo, hi)): the same edges in a's type,
+    values on the edges, outside the range, NaN and inf left out."""
+    from voxa import _voxa
+    rng = np.random.default_rng(nbins)
+    a = (rng.random((37, 53)) * 8 - 2).astype(dtype)
+    lo, hi = np.asarray(-1.5, dtype)[()], a.max()
+    edges = np.linspace(lo, hi, nbins + 1, dtype=dtype)
+    a.ravel()[:nbins + 1] = edges[:a.size]  # values exactly on the edges
+    a[0, :4] = [np.nan, np.inf, -np.inf, hi + 1]
+    got = np.frombuffer(_voxa.threshold_histogram(a, float(lo), float(hi), nbins), np.int64)
+    with np.errstate(invalid="ignore"):
+        want = np.histogram(a[np.isfinite(a)], bins=nbins, range=(lo, hi))[0]
+    np.testing.assert_array_equal(got, want)
+    strided = a[::2, ::-3]
+    got = np.frombuffer(_voxa.threshold_histogram(strided, float(lo), float(hi), nbins), np.int64)
+    np.testing.assert_array_equal(
+        got, np.histogram(strided[np.isfinite(strided)], bins=nbins, range=(lo, hi))[0])
+
+
+def test_histogram_integers_bool_and_errors():
+    from voxa import _voxa
+    rng = np.random.default_rng(3)
+    i = rng.integers(-20, 40, (30, 31)).astype(np.int16)
+    got = np.frombuffer(_voxa.threshold_histogram(i, -10, 30, 41), np.int64)
+    inside = i[(i >= -10) & (i <= 30)].astype(np.int64)
+    np.testing.assert_array_equal(got, np.bincount(inside + 10, minlength=41))
+    b = rng.random((20, 21)) > 0.3
+    got = np.frombuffer(_voxa.threshold_histogram(b, 0, 1, 256), np.int64)
+    np.testing.assert_array_equal(got, np.histogram(b.view(np.uint8), bins=256, range=(0, 1))[0])
+    for lo, hi, n in ((1.0, 1.0, 4), (0.0, np.nan, 4), (0.0, np.inf, 4)):
+        with pytest.raises(ValueError, match="range"):
+            _voxa.threshold_histogram(b, lo, hi, n)
+    with pytest.raises(ValueError, match="nbins = hi - lo"):
+        _voxa.threshold_histogram(i, 0.5, 3, 3)
+    with pytest.raises(ValueError, match="nbins = hi - lo"):
+        _voxa.threshold_histogram(i, 0, 3, 5)

@@ -5,8 +5,9 @@ skimage's histogram is a function of the image's min and max only (float
 images: ``np.histogram`` over [min, max], bool ones as uint8; integer
 images: one bin per value from min to max), so it is the sum of the chunks'
 histograms over the global range: one pass for min and max, one histogram
-per chunk, a tree of sums, and Otsu's selection on the total (the in-memory
-``_otsu_of_hist``). A constant image gives its value, as skimage; NaN or
+per chunk (in C, ``voxa_threshold_histogram``: np.histogram's bins over a
+given range), a tree of sums, and Otsu's selection on the total (the
+in-memory ``_otsu_of_hist``). A constant image gives its value, as skimage; NaN or
 inf voxels raise, as in memory. Memory per task: one histogram (nbins
 counts; max - min + 1 for integer images).
 """
@@ -14,6 +15,8 @@ import dask
 import dask.array as da
 import numpy as np
 
+from .. import _voxa
+from .._arrays import native
 from ..threshold import _otsu_args, _otsu_of_hist, threshold as _threshold_np
 
 
@@ -28,17 +31,20 @@ def _range(lo, hi, dtype):
 
 
 def _chunk_counts(block, lo, hi, nbins):
-    a = np.asarray(block)
+    a = native(np.asarray(block))
     binned = a.dtype.kind == "f" or a.dtype == np.bool_  # np.histogram, bool as uint8
-    if a.dtype == np.bool_:
-        a = a.view(np.uint8)
-    lo, hi = _range(lo, hi, a.dtype)
+    lo, hi = _range(lo, hi, np.dtype(np.uint8) if a.dtype == np.bool_ else a.dtype)
     if lo == hi:
         return np.zeros(1, np.int64)  # constant image: no histogram is needed
     if not binned:
-        off = a.astype(np.int64).ravel() - int(lo)
-        return np.bincount(off, minlength=int(hi) - int(lo) + 1)
-    return np.histogram(a, bins=nbins, range=(lo, hi))[0]
+        n = int(hi) - int(lo) + 1
+        if max(abs(int(lo)), abs(int(hi))) < 2**53:  # C: one bin per value
+            return np.frombuffer(_voxa.threshold_histogram(a, float(lo), float(hi), n),
+                                 np.int64)
+        return np.bincount(a.astype(np.int64).ravel() - int(lo), minlength=n)
+    # C: np.histogram(a, nbins, range=(lo, hi)), edges in a's float type (bool:
+    # float64, the values read as uint8)
+    return np.frombuffer(_voxa.threshold_histogram(a, float(lo), float(hi), nbins), np.int64)
 
 
 def _add(a, b):

@@ -91,6 +91,8 @@ typedef struct job {
     int64_t nbins;
     const void *edges;        /* float or double, nbins + 1 */
     double first, denom;      /* float path: min and max - min */
+    double last;              /* float path: the range's end */
+    int ranged;               /* a given range: voxels outside it (and NaN) left out */
     int64_t imin;             /* integer path */
     const voxa_threshold_value *t;
 } job;
@@ -197,10 +199,14 @@ static inline void bump(const job *j, int tid, int64_t i) {
 BIN_FLT(bin_f32, float)
 BIN_FLT(bin_f64, double)
 
+/* Values outside imin .. imin + nbins - 1 (only with a given range) are
+ * left out. */
 #define HIST_INT(NAME, T)                                                          \
     static void NAME(const char *p, int64_t n, int64_t s, const job *j, int tid) { \
-        for (int64_t k = 0; k < n; k++, p += s)                                    \
-            bump(j, tid, (int64_t)((uint64_t)*(const T *)p - (uint64_t)j->imin));  \
+        for (int64_t k = 0; k < n; k++, p += s) {                                  \
+            uint64_t i = (uint64_t)(int64_t)*(const T *)p - (uint64_t)j->imin;     \
+            if (i < (uint64_t)j->nbins) bump(j, tid, (int64_t)i);                  \
+        }                                                                          \
     }
 HIST_INT(hist_u8, uint8_t)
 HIST_INT(hist_u16, uint16_t)
@@ -219,19 +225,27 @@ static voxa_status hist_rows(int64_t b, int64_t e, int tid, void *ctx) {
         const char *p = row_ptr(in, r);
         switch (in->dtype) {
         case VOXA_BOOL: /* np.histogram reads bool as uint8, edges float64 */
-            for (int64_t k = 0; k < n; k++, p += s)
-                bump(j, tid, bin_f64((double)*(const uint8_t *)p, j->edges, j->first, j->denom,
-                                     nb));
+            for (int64_t k = 0; k < n; k++, p += s) {
+                double x = (double)*(const uint8_t *)p;
+                if (j->ranged && !(x >= j->first && x <= j->last)) continue;
+                bump(j, tid, bin_f64(x, j->edges, j->first, j->denom, nb));
+            }
             break;
         case VOXA_F32: {
-            float first = (float)j->first, denom = (float)j->denom;
-            for (int64_t k = 0; k < n; k++, p += s)
-                bump(j, tid, bin_f32(*(const float *)p, j->edges, first, denom, nb));
+            float first = (float)j->first, denom = (float)j->denom, last = (float)j->last;
+            for (int64_t k = 0; k < n; k++, p += s) {
+                float x = *(const float *)p;
+                if (j->ranged && !(x >= first && x <= last)) continue; /* np.histogram's keep */
+                bump(j, tid, bin_f32(x, j->edges, first, denom, nb));
+            }
             break;
         }
         case VOXA_F64:
-            for (int64_t k = 0; k < n; k++, p += s)
-                bump(j, tid, bin_f64(*(const double *)p, j->edges, j->first, j->denom, nb));
+            for (int64_t k = 0; k < n; k++, p += s) {
+                double x = *(const double *)p;
+                if (j->ranged && !(x >= j->first && x <= j->last)) continue;
+                bump(j, tid, bin_f64(x, j->edges, j->first, j->denom, nb));
+            }
             break;
         case VOXA_U8: hist_u8(p, n, s, j, tid); break;
         case VOXA_U16: hist_u16(p, n, s, j, tid); break;
@@ -299,6 +313,35 @@ SELECT(select_f32, float)
 SELECT(select_f64, double)
 
 /* ---- Otsu -------------------------------------------------------------------- */
+
+/* np.histogram's edges: linspace(lo, hi, nb + 1) in the image's float type
+ * (bool: float64), into *edges (freed by the caller); EINVAL unless they
+ * are distinct. */
+static voxa_status make_edges(job *j, voxa_dtype dt, double lo, double hi, int64_t nb,
+                              void **edges) {
+    size_t es = dt == VOXA_F32 ? sizeof(float) : sizeof(double);
+    *edges = voxa__malloc((size_t)nb + 1, es);
+    VOXA_FAIL_IF(!*edges, VOXA_ENOMEM, "threshold: no memory for %lld bins", (long long)nb);
+    int bad = 0;
+    if (dt == VOXA_F32) {
+        float *e = *edges;
+        linspace_f32((float)lo, (float)hi, nb, e);
+        for (int64_t k = 0; k < nb; k++) bad |= !(e[k] < e[k + 1]);
+        j->denom = (float)hi - (float)lo;
+    } else {
+        double *e = *edges;
+        linspace_f64(lo, hi, nb, e);
+        for (int64_t k = 0; k < nb; k++) bad |= !(e[k] < e[k + 1]);
+        j->denom = hi - lo;
+    }
+    VOXA_FAIL_IF(bad, VOXA_EINVAL,
+                 "nbins: too many bins (%lld) for the data range [%.17g, %.17g]: the edges are "
+                 "not distinct (np.histogram raises ValueError)", (long long)nb, lo, hi);
+    j->edges = *edges;
+    j->first = lo;
+    j->last = hi;
+    return VOXA_OK;
+}
 
 static voxa_status run_hist(job *j, int nt_want) {
     int nt = nt_want;
@@ -399,27 +442,8 @@ voxa_status voxa_threshold_otsu(const voxa_array *in, int64_t nbins, voxa_thresh
         nb = nbins;
         double lo = dt == VOXA_BOOL ? 0 : a.fmn, hi = dt == VOXA_BOOL ? 1 : a.fmx;
         if (dt == VOXA_BOOL) a.fmn = 0, a.fmx = 1;
-        size_t es = dt == VOXA_F32 ? sizeof(float) : sizeof(double);
-        edges = voxa__malloc((size_t)nb + 1, es);
-        VOXA_GOTO_IF(!edges, VOXA_ENOMEM, "threshold: no memory for %lld bins", (long long)nb);
-        int bad = 0;
-        if (dt == VOXA_F32) {
-            float *e = edges;
-            linspace_f32((float)lo, (float)hi, nb, e);
-            for (int64_t k = 0; k < nb; k++) bad |= !(e[k] < e[k + 1]);
-            j.denom = (float)hi - (float)lo;
-        } else {
-            double *e = edges;
-            linspace_f64(lo, hi, nb, e);
-            for (int64_t k = 0; k < nb; k++) bad |= !(e[k] < e[k + 1]);
-            j.denom = hi - lo;
-        }
-        VOXA_GOTO_IF(bad, VOXA_EINVAL,
-                     "nbins: too many bins (%lld) for the data range [%.17g, %.17g]: the "
-                     "edges are not distinct (np.histogram raises ValueError)", (long long)nb,
-                     lo, hi);
-        j.edges = edges;
-        j.first = lo;
+        st = make_edges(&j, dt, lo, hi, nb, &edges);
+        if (st) goto done;
     }
     j.nbins = nb;
     st = run_hist(&j, nt);
@@ -462,6 +486,36 @@ done:
     voxa__free(cent);
     voxa__free(m2);
     voxa__free(w2);
+    return st;
+}
+
+voxa_status voxa_threshold_histogram(const voxa_array *in, double lo, double hi, int64_t nbins,
+                                     int64_t *hist) {
+    VOXA_FAIL_IF(!in || !hist, VOXA_EINVAL, "threshold histogram: NULL argument");
+    VOXA_CHECK(voxa_array_check(in, "input"));
+    voxa_dtype dt = in->dtype;
+    int isint = dt != VOXA_F32 && dt != VOXA_F64 && dt != VOXA_BOOL;
+    VOXA_FAIL_IF(!(lo < hi) || !isfinite(lo) || !isfinite(hi), VOXA_EINVAL,
+                 "range: [%g, %g] (need finite lo < hi)", lo, hi);
+    VOXA_FAIL_IF(nbins < 2 || nbins > (isint ? MAX_INT_BINS : MAX_NBINS), VOXA_EINVAL,
+                 "nbins: %lld is out of range", (long long)nbins);
+    VOXA_FAIL_IF(isint && (lo != floor(lo) || fabs(lo) > 9007199254740992.0 ||
+                           hi - lo + 1 != (double)nbins),
+                 VOXA_EINVAL, "integer range [%g, %g]: one bin per value needs integer ends "
+                 "(below 2^53) and nbins = hi - lo + 1 (%lld given)", lo, hi, (long long)nbins);
+    job j = {0};
+    void *edges = NULL;
+    j.in = in;
+    j.r = rows_of(in);
+    j.nbins = nbins;
+    j.ranged = 1;
+    voxa_status st = VOXA_OK;
+    if (isint) j.imin = (int64_t)lo;
+    else st = make_edges(&j, dt, lo, hi, nbins, &edges);
+    if (st == VOXA_OK) st = run_hist(&j, voxa_get_threads());
+    if (st == VOXA_OK) memcpy(hist, j.hist, (size_t)nbins * sizeof *hist);
+    voxa__free(j.hist);
+    voxa__free(edges);
     return st;
 }
 

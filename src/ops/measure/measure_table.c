@@ -48,10 +48,10 @@ voxa_status voxa_measure_acc_new(int ndim, const int64_t *shape, int flags,
     for (int d = 0; d < ndim; d++)
         VOXA_FAIL_IF(shape[d] < 0, VOXA_EINVAL, "shape[%d]: %lld is negative", d,
                      (long long)shape[d]);
-    voxa_measure_acc *a = calloc(1, sizeof *a);
-    VOXA_FAIL_IF(!a, VOXA_ENOMEM, "measure: no memory for the accumulator");
     VOXA_FAIL_IF(flags & ~(VOXA_MEASURE_INTENSITY | VOXA_MEASURE_MOMENTS), VOXA_EINVAL,
                  "flags: %d (VOXA_MEASURE_INTENSITY | VOXA_MEASURE_MOMENTS)", flags);
+    voxa_measure_acc *a = calloc(1, sizeof *a);
+    VOXA_FAIL_IF(!a, VOXA_ENOMEM, "measure: no memory for the accumulator");
     voxa__mtable_init(&a->t, ndim, flags & VOXA_MEASURE_INTENSITY,
                       (flags & VOXA_MEASURE_MOMENTS) != 0);
     memcpy(a->shape, shape, (size_t)ndim * sizeof *shape);

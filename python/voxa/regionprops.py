@@ -115,13 +115,14 @@ def regionprops_table(label_image, intensity_image=None, properties=("label", "b
 
 
 def _channels(raw, shape):
-    """The intensity image checked, as one native array per channel (one
-    array without a channel axis)."""
+    """The intensity image checked, then one native array per channel (one
+    array without a channel axis), each copied only when its pass comes."""
     intensity = check_intensity(raw, shape, channels=True)
     if intensity.ndim == len(shape):
         return [native(intensity)]
-    return [native(np.ascontiguousarray(intensity[..., c]))
-            for c in range(intensity.shape[-1])]
+    if intensity.shape[-1] == 0:
+        raise ValueError("intensity_image: a channel axis of length 0")
+    return (native(np.ascontiguousarray(intensity[..., c])) for c in range(intensity.shape[-1]))
 
 
 def with_derived(cols, ndim, spacing, wanted):

@@ -105,6 +105,8 @@ def test_intensity_with_channels(channels):
         np.testing.assert_array_equal(sums[f"intensity_sum-{c}"], want)
     with pytest.raises(ValueError, match="channels"):
         voxa.regionprops_table(lab, img[1:])
+    with pytest.raises(ValueError, match="length 0"):
+        voxa.regionprops_table(lab, img[..., :0], ("intensity_mean",))
 
 
 def test_extra_properties_with_channels():

@@ -24,7 +24,10 @@ const char voxa_cmd_measure_help[] =
     "                      physical volume, centroids physical positions\n"
     "  --properties P,...  columns, in order, among label, area, num_pixels,\n"
     "                      centroid, bbox, intensity_mean, intensity_min,\n"
-    "                      intensity_max, intensity_sum, centroid_weighted\n"
+    "                      intensity_max, intensity_sum, centroid_weighted,\n"
+    "                      inertia_tensor, inertia_tensor_eigvals,\n"
+    "                      axis_major_length, axis_minor_length (2-D, 3-D),\n"
+    "                      eccentricity, orientation (2-D)\n"
     "                      (default: label,area,centroid,bbox and, with\n"
     "                      --intensity, every intensity column)\n"
     "  --mem-limit BYTES   bytes of image blocks in memory (suffix K, M or G;\n"
@@ -72,7 +75,8 @@ int voxa_cmd_measure(int argc, char **argv) {
     voxa_store_info(ls, &lt, &nd, shape);
     if ((rc = cli_spacing_axes("measure", sp, nsp, nd)) != CLI_OK) goto done;
     voxa_progress prog = {cli_progress, (void *)"measure"};
-    s = voxa_measure_store(ls, is, sp_s ? sp : NULL, mem, prog, &t);
+    s = voxa_measure_store_with(ls, is, sp_s ? sp : NULL, mem, voxa_measure_flags_for(props), prog,
+                                &t);
     if (s == VOXA_OK) s = voxa_measure_write_csv(&t, props, out_path);
     if (s != VOXA_OK) {
         rc = cli_fail("measure", s);

@@ -46,6 +46,7 @@ typedef struct voxa_measure_table {
      * skimage's moments_central of order 2; NULL unless asked for
      * (VOXA_MEASURE_MOMENTS) */
     double *moments2;
+    double spacing[VOXA_MAXDIM]; /* the spacing the table was made with (1: none) */
 } voxa_measure_table;
 
 /** Release the table's arrays (NULL allowed); resets *t. */
@@ -98,12 +99,23 @@ VOXA_API voxa_status voxa_measure_with(const voxa_array *labels, const voxa_arra
 VOXA_API voxa_status voxa_measure_store(struct voxa_store *labels, struct voxa_store *intensity,
                                         const double *spacing, int64_t mem_limit,
                                         voxa_progress progress, voxa_measure_table *t);
+/** voxa_measure_store with `flags` (VOXA_MEASURE_MOMENTS: moments2 too). */
+VOXA_API voxa_status voxa_measure_store_with(struct voxa_store *labels,
+                                             struct voxa_store *intensity, const double *spacing,
+                                             int64_t mem_limit, int flags, voxa_progress progress,
+                                             voxa_measure_table *t);
+/** The flags a table needs for the CSV columns `properties` (as
+ *  voxa_measure_write_csv takes them): VOXA_MEASURE_MOMENTS when a shape
+ *  property is named, else 0 (unknown names are left to the writer). */
+VOXA_API int voxa_measure_flags_for(const char *properties);
 
 /** Write the table as CSV with a header, atomically (temporary file renamed
  *  when complete). `properties`: comma-separated names among label, area,
  *  num_pixels, centroid, bbox, intensity_mean, intensity_min,
- *  intensity_max, intensity_sum, centroid_weighted, in the column order
- *  wanted; NULL: "label,area,centroid,bbox" followed, with intensity, by
+ *  intensity_max, intensity_sum, centroid_weighted and, from a table with
+ *  moments2, the shape properties inertia_tensor, inertia_tensor_eigvals,
+ *  axis_major_length, axis_minor_length (2-D, 3-D), eccentricity and
+ *  orientation (2-D), by skimage's formulas; in the column order wanted; NULL: "label,area,centroid,bbox" followed, with intensity, by
  *  "intensity_mean,intensity_min,intensity_max,intensity_sum,
  *  centroid_weighted". Per-axis properties give one column per axis
  *  (centroid-0, centroid-1, ...), as regionprops_table names them. Floats

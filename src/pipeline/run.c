@@ -221,7 +221,8 @@ static voxa_status run_table(voxa_pipeline *p, pl_step *s, const voxa_pipeline_o
         for (int d = 0; d < nd; d++) sp[d] = s->spacing[s->nspacing == 1 ? 0 : d];
     }
     if (st == VOXA_OK && s->kind == PL_MEASURE) {
-        st = voxa_measure_store(as, bs, s->nspacing ? sp : NULL, mem, o->progress, &t);
+        st = voxa_measure_store_with(as, bs, s->nspacing ? sp : NULL, mem,
+                                     voxa_measure_flags_for(s->properties), o->progress, &t);
         if (st == VOXA_OK) st = voxa_measure_write_csv(&t, s->properties, path);
         s->count = t.n;
     } else if (st == VOXA_OK) {

@@ -10,6 +10,9 @@
 
 /* measure.c's tile size: lowered so that small volumes make many tiles. */
 extern int64_t voxa__measure_tile_voxels;
+/* measure_shape.c: a row's inertia tensor and its eigenvalues. */
+void voxa__measure_tensor(const voxa_measure_table *t, int64_t r, double *T);
+void voxa__measure_eigvals(const voxa_measure_table *t, int64_t r, double *ev);
 
 static uint64_t rng_state = 12345;
 static uint64_t rnd(void) {
@@ -374,6 +377,68 @@ static void test_csv(void) {
     unlink(path);
 }
 
+/* The shape columns of the CSV: a 2-D table against the 2 x 2 closed form
+ * (eigenvalues, lengths, eccentricity, orientation), a 3-D table's
+ * eigenvalues against their sum and sum of squares (trace and Frobenius
+ * norm are invariants), the flags a property list needs, and the errors. */
+static void test_csv_shape(void) {
+    int64_t shape2[2] = {12, 15}, n2 = 12 * 15, shape3[3] = {7, 8, 9}, n3 = 7 * 8 * 9;
+    uint8_t lab2[12 * 15], lab3[7 * 8 * 9];
+    for (int64_t i = 0; i < n2; i++) lab2[i] = (uint8_t)(rnd() % 3);
+    for (int64_t i = 0; i < n3; i++) lab3[i] = (uint8_t)(rnd() % 3);
+    voxa_array L;
+    voxa_measure_table t;
+    double sp2[2] = {0.5, 2.0}, T[9], ev[3];
+    voxa_array_view(&L, lab2, VOXA_U8, 2, shape2);
+    CHECK_OK(voxa_measure_with(&L, NULL, sp2, VOXA_MEASURE_MOMENTS, &t));
+    CHECK(t.n == 2 && t.spacing[0] == 0.5 && t.spacing[1] == 2.0);
+    char path[64];
+    snprintf(path, sizeof path, "measure_shape_%d.csv", (int)getpid());
+    const char *props = "label,inertia_tensor,inertia_tensor_eigvals,axis_major_length,"
+                        "axis_minor_length,eccentricity,orientation";
+    CHECK(voxa_measure_flags_for(props) == VOXA_MEASURE_MOMENTS);
+    CHECK(voxa_measure_flags_for("label, area,bbox") == 0 && voxa_measure_flags_for(NULL) == 0);
+    CHECK_OK(voxa_measure_write_csv(&t, props, path));
+    voxa_table c;
+    CHECK_OK(voxa_csv_read(path, &c));
+    CHECK(c.ncols == 11 && c.nrows == 2);
+    if (c.ncols == 11 && c.nrows == 2) {
+        CHECK(!strcmp(c.names[1], "inertia_tensor-0-0") && !strcmp(c.names[2], "inertia_tensor-0-1"));
+        CHECK(!strcmp(c.names[5], "inertia_tensor_eigvals-0") && !strcmp(c.names[10], "orientation"));
+        for (int64_t r = 0; r < 2; r++) {
+            const double *v = c.values + r * 11;
+            double a = v[1], b = v[2], d = v[4], h = sqrt((a - d) * (a - d) / 4 + b * b);
+            double l0 = (a + d) / 2 + h, l1 = (a + d) / 2 - h;
+            CHECK(v[2] == v[3] && fabs(v[5] - l0) < 1e-12 * l0 && fabs(v[6] - l1) < 1e-12 * l0);
+            CHECK(fabs(v[7] - 4 * sqrt(l0)) < 1e-12 * v[7]);
+            CHECK(fabs(v[8] - 4 * sqrt(l1 > 0 ? l1 : 0)) < 1e-6 * v[7]);
+            CHECK(fabs(v[9] - sqrt(1 - v[6] / v[5])) < 1e-12);
+            CHECK(fabs(v[10] - 0.5 * atan2(-2 * b, d - a)) < 1e-12);
+        }
+    }
+    voxa_table_free(&c);
+    voxa_measure_table_free(&t);
+    CHECK_OK(voxa_measure(&L, NULL, NULL, &t)); /* no moments */
+    CHECK_STATUS(voxa_measure_write_csv(&t, "label,eccentricity", path), VOXA_EINVAL);
+    CHECK_MSG("second moments");
+    voxa_measure_table_free(&t);
+    voxa_array_view(&L, lab3, VOXA_U8, 3, shape3);
+    CHECK_OK(voxa_measure_with(&L, NULL, NULL, VOXA_MEASURE_MOMENTS, &t));
+    CHECK_STATUS(voxa_measure_write_csv(&t, "label,orientation", path), VOXA_EINVAL);
+    CHECK_MSG("2-D labels");
+    for (int64_t r = 0; r < t.n; r++) {
+        voxa__measure_tensor(&t, r, T);
+        voxa__measure_eigvals(&t, r, ev);
+        double tr = 0, fro = 0, s = 0, s2 = 0;
+        for (int k = 0; k < 9; k++) fro += T[k] * T[k];
+        for (int k = 0; k < 3; k++) tr += T[k * 4], s += ev[k], s2 += ev[k] * ev[k];
+        CHECK(ev[0] >= ev[1] && ev[1] >= ev[2] && ev[2] >= 0);
+        CHECK(fabs(s - tr) < 1e-12 * tr && fabs(s2 - fro) < 1e-12 * fro);
+    }
+    voxa_measure_table_free(&t);
+    unlink(path);
+}
+
 static void test_bad_args(void) {
     uint8_t b[6] = {1, 0, 1, 1, 0, 1};
     uint64_t big[2] = {1, (uint64_t)1 << 63};
@@ -423,6 +488,7 @@ int main(void) {
     RUN(test_strides);
     RUN(test_empty);
     RUN(test_csv);
+    RUN(test_csv_shape);
     RUN(test_bad_args);
     VTEST_END();
 }

@@ -10,48 +10,94 @@
 #include <string.h>
 
 enum { P_LABEL, P_AREA, P_NUM_PIXELS, P_CENTROID, P_BBOX, P_MEAN, P_MIN, P_MAX, P_SUM, P_WCENTROID,
-       P_COUNT };
+       P_TENSOR, P_EIGVALS, P_MAJOR, P_MINOR, P_ECCENTRICITY, P_ORIENTATION, P_COUNT };
 static const char *const prop_names[P_COUNT] = {
     "label", "area", "num_pixels", "centroid", "bbox", "intensity_mean", "intensity_min",
-    "intensity_max", "intensity_sum", "centroid_weighted"};
+    "intensity_max", "intensity_sum", "centroid_weighted", "inertia_tensor",
+    "inertia_tensor_eigvals", "axis_major_length", "axis_minor_length", "eccentricity",
+    "orientation"};
 
 #define MAXPROPS 32
 
-/* Parse "a,b,c" into property ids; EINVAL naming an unknown word. */
-static voxa_status parse_props(const char *text, int with_intensity, int *ids, int *n) {
-    *n = 0;
+/* The id of the property named p[0..len), or -1. */
+static int prop_id(const char *p, size_t len) {
+    for (int k = 0; k < P_COUNT; k++)
+        if (strlen(prop_names[k]) == len && !strncmp(prop_names[k], p, len)) return k;
+    return -1;
+}
+
+/* Calls f(word, len, ctx) for each comma-separated word of text, trimmed;
+ * stops at the first non-OK status. */
+typedef voxa_status (*word_fn)(const char *p, size_t len, void *ctx);
+static voxa_status each_word(const char *text, word_fn f, void *ctx) {
     const char *p = text;
     while (*p) {
         const char *e = strchr(p, ',');
         size_t len = e ? (size_t)(e - p) : strlen(p);
         while (len && *p == ' ') p++, len--;
         while (len && p[len - 1] == ' ') len--;
-        int id = -1;
-        for (int k = 0; k < P_COUNT; k++)
-            if (strlen(prop_names[k]) == len && !strncmp(prop_names[k], p, len)) id = k;
-        VOXA_FAIL_IF(id < 0, VOXA_EINVAL,
-                     "properties: unknown property '%.*s' (known: label, area, num_pixels, "
-                     "centroid, bbox, intensity_mean, intensity_min, intensity_max, "
-                     "intensity_sum, centroid_weighted)",
-                     (int)len, p);
-        VOXA_FAIL_IF(id >= P_MEAN && !with_intensity, VOXA_EINVAL,
-                     "properties: '%s' needs an intensity image", prop_names[id]);
-        VOXA_FAIL_IF(*n >= MAXPROPS, VOXA_EINVAL, "properties: more than %d", MAXPROPS);
-        ids[(*n)++] = id;
+        VOXA_CHECK(f(p, len, ctx));
         if (!e) break;
         p = e + 1;
     }
-    VOXA_FAIL_IF(*n == 0, VOXA_EINVAL, "properties: empty list");
     return VOXA_OK;
+}
+
+typedef struct parse {
+    const voxa_measure_table *t;
+    int *ids, n;
+} parse;
+
+static voxa_status take(const char *p, size_t len, void *ctx) {
+    parse *q = ctx;
+    const voxa_measure_table *t = q->t;
+    int id = prop_id(p, len);
+    VOXA_FAIL_IF(id < 0, VOXA_EINVAL,
+                 "properties: unknown property '%.*s' (known: label, area, num_pixels, "
+                 "centroid, bbox, intensity_mean, intensity_min, intensity_max, "
+                 "intensity_sum, centroid_weighted, inertia_tensor, inertia_tensor_eigvals, "
+                 "axis_major_length, axis_minor_length, eccentricity, orientation)",
+                 (int)len, p);
+    VOXA_FAIL_IF(id >= P_MEAN && id <= P_WCENTROID && !t->has_intensity, VOXA_EINVAL,
+                 "properties: '%s' needs an intensity image", prop_names[id]);
+    VOXA_FAIL_IF(id >= P_TENSOR && !t->moments2, VOXA_EINVAL,
+                 "properties: '%s' needs the second moments (VOXA_MEASURE_MOMENTS)",
+                 prop_names[id]);
+    VOXA_FAIL_IF((id == P_MAJOR || id == P_MINOR) && t->ndim != 2 && t->ndim != 3, VOXA_EINVAL,
+                 "properties: '%s' is defined for 2-D and 3-D labels (these are %d-D)",
+                 prop_names[id], t->ndim);
+    VOXA_FAIL_IF((id == P_ECCENTRICITY || id == P_ORIENTATION) && t->ndim != 2, VOXA_EINVAL,
+                 "properties: '%s' is defined for 2-D labels (these are %d-D)", prop_names[id],
+                 t->ndim);
+    VOXA_FAIL_IF(q->n >= MAXPROPS, VOXA_EINVAL, "properties: more than %d", MAXPROPS);
+    q->ids[q->n++] = id;
+    return VOXA_OK;
+}
+
+static voxa_status flag_word(const char *p, size_t len, void *ctx) {
+    if (prop_id(p, len) >= P_TENSOR) *(int *)ctx = VOXA_MEASURE_MOMENTS;
+    return VOXA_OK;
+}
+
+int voxa_measure_flags_for(const char *properties) {
+    int flags = 0;
+    if (properties) each_word(properties, flag_word, &flags);
+    return flags;
 }
 
 /* Columns of property `id` and the value of column c of row r. */
 static int ncols_of(int id, int nd) {
-    return id == P_CENTROID || id == P_WCENTROID ? nd : id == P_BBOX ? 2 * nd : 1;
+    switch (id) {
+    case P_CENTROID: case P_WCENTROID: case P_EIGVALS: return nd;
+    case P_BBOX: return 2 * nd;
+    case P_TENSOR: return nd * nd;
+    default: return 1;
+    }
 }
 
 static double cell(const voxa_measure_table *t, int id, int64_t r, int c) {
     int nd = t->ndim;
+    double m[VOXA_MAXDIM * VOXA_MAXDIM];
     switch (id) {
     case P_LABEL: return (double)t->label[r];
     case P_NUM_PIXELS: return (double)t->num_pixels[r];
@@ -62,8 +108,21 @@ static double cell(const voxa_measure_table *t, int id, int64_t r, int c) {
     case P_SUM: return t->intensity_sum[r];
     case P_BBOX: return (double)t->bbox[r * 2 * nd + c];
     case P_CENTROID: return t->centroid[r * nd + c];
-    default: return t->centroid_weighted[r * nd + c];
+    case P_WCENTROID: return t->centroid_weighted[r * nd + c];
+    case P_TENSOR: voxa__measure_tensor(t, r, m); return m[c];
+    case P_EIGVALS: voxa__measure_eigvals(t, r, m); return m[c];
+    case P_MAJOR: return voxa__measure_axis_length(t, r, 1);
+    case P_MINOR: return voxa__measure_axis_length(t, r, 0);
+    case P_ECCENTRICITY: return voxa__measure_eccentricity(t, r);
+    default: return voxa__measure_orientation(t, r);
     }
+}
+
+/* Column c's name: the property, then its axis (or tensor row and column). */
+static void col_name(char *buf, size_t n, int id, int c, int nd) {
+    if (ncols_of(id, nd) == 1) snprintf(buf, n, "%s", prop_names[id]);
+    else if (id == P_TENSOR) snprintf(buf, n, "%s-%d-%d", prop_names[id], c / nd, c % nd);
+    else snprintf(buf, n, "%s-%d", prop_names[id], c);
 }
 
 /* The selected columns as a voxa_table (labels and counts are exact up to
@@ -78,18 +137,22 @@ voxa_status voxa_measure_write_csv(const voxa_measure_table *t, const char *prop
                          ? "label,area,centroid,bbox,intensity_mean,intensity_min,"
                            "intensity_max,intensity_sum,centroid_weighted"
                          : "label,area,centroid,bbox";
-    VOXA_CHECK(parse_props(properties, t->has_intensity, ids, &n));
+    parse q = {t, ids, 0};
+    VOXA_CHECK(each_word(properties, take, &q));
+    n = q.n;
+    VOXA_FAIL_IF(n == 0, VOXA_EINVAL, "properties: empty list");
     voxa_table out = {.nrows = t->n};
     for (int i = 0; i < n; i++) out.ncols += ncols_of(ids[i], nd);
-    char names[MAXPROPS * 2 * VOXA_MAXDIM][40], *name_ptr[MAXPROPS * 2 * VOXA_MAXDIM];
+    VOXA_FAIL_IF(out.ncols > MAXPROPS * 2 * VOXA_MAXDIM, VOXA_EINVAL,
+                 "properties: %d columns (at most %d)", out.ncols, MAXPROPS * 2 * VOXA_MAXDIM);
+    char names[MAXPROPS * 2 * VOXA_MAXDIM][48], *name_ptr[MAXPROPS * 2 * VOXA_MAXDIM];
     out.names = name_ptr;
     out.values = malloc((size_t)(t->n * out.ncols + 1) * sizeof *out.values);
     VOXA_FAIL_IF(!out.values, VOXA_ENOMEM, "table: out of memory for %lld rows",
                  (long long)t->n);
     for (int i = 0, col = 0; i < n; i++)
         for (int c = 0; c < ncols_of(ids[i], nd); c++, col++) {
-            if (ncols_of(ids[i], nd) == 1) snprintf(names[col], 40, "%s", prop_names[ids[i]]);
-            else snprintf(names[col], 40, "%s-%d", prop_names[ids[i]], c);
+            col_name(names[col], sizeof names[col], ids[i], c, nd);
             name_ptr[col] = names[col];
             for (int64_t r = 0; r < t->n; r++)
                 out.values[r * out.ncols + col] = cell(t, ids[i], r, c);

@@ -44,6 +44,15 @@ voxa_status voxa__mtable_merge(voxa__mtable *t, const voxa__mtable *p);
 voxa_status voxa__measure_region(voxa__mtable *acc, const voxa_array *lab, const voxa_array *val,
                                  const int64_t *origin);
 
+/* Shape properties of row r of a table with moments2 (measure_shape.c):
+ * the inertia tensor (nd x nd), its eigenvalues (descending, >= 0), the
+ * 2-D/3-D axis lengths, the 2-D eccentricity and orientation. */
+void voxa__measure_tensor(const voxa_measure_table *t, int64_t r, double *T);
+void voxa__measure_eigvals(const voxa_measure_table *t, int64_t r, double *ev);
+double voxa__measure_axis_length(const voxa_measure_table *t, int64_t r, int major);
+double voxa__measure_eccentricity(const voxa_measure_table *t, int64_t r);
+double voxa__measure_orientation(const voxa_measure_table *t, int64_t r);
+
 /* Voxels per tile of rows (default 2^22; tests lower it). */
 extern int64_t voxa__measure_tile_voxels;
 

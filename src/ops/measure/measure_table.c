@@ -149,6 +149,7 @@ voxa_status voxa_measure_acc_table(const voxa_measure_acc *a, const double *spac
     size_t rows = (size_t)(n > 0 ? n : 1);
     int64_t(*order)[2] = malloc(rows * sizeof *order);
     t->ndim = nd;
+    for (int d = 0; d < nd; d++) t->spacing[d] = sp[d];
     t->has_intensity = m->wi;
     t->n = n;
     t->label = malloc(rows * sizeof(int64_t));
@@ -232,6 +233,12 @@ voxa_status voxa_measure_with(const voxa_array *labels, const voxa_array *intens
 voxa_status voxa_measure_store(voxa_store *labels, voxa_store *intensity, const double *spacing,
                                int64_t mem_limit, voxa_progress progress,
                                voxa_measure_table *t) {
+    return voxa_measure_store_with(labels, intensity, spacing, mem_limit, 0, progress, t);
+}
+
+voxa_status voxa_measure_store_with(voxa_store *labels, voxa_store *intensity,
+                                    const double *spacing, int64_t mem_limit, int flags,
+                                    voxa_progress progress, voxa_measure_table *t) {
     VOXA_FAIL_IF(!t, VOXA_EINVAL, "table: NULL");
     memset(t, 0, sizeof *t);
     VOXA_FAIL_IF(!labels, VOXA_EINVAL, "labels: NULL store");
@@ -267,7 +274,10 @@ voxa_status voxa_measure_store(voxa_store *labels, voxa_store *intensity, const 
     voxa_status st = VOXA_OK;
     voxa_measure_acc *acc = NULL;
     voxa_array lbuf = {0}, ibuf = {0};
-    VOXA_CHECK(voxa_measure_acc_new(nd, shape, intensity != NULL, &acc));
+    VOXA_FAIL_IF(flags & ~VOXA_MEASURE_MOMENTS, VOXA_EINVAL,
+                 "flags: %d (VOXA_MEASURE_MOMENTS; intensity follows the intensity store)", flags);
+    VOXA_CHECK(voxa_measure_acc_new(nd, shape, flags | (intensity ? VOXA_MEASURE_INTENSITY : 0),
+                                    &acc));
     st = voxa_array_new(&lbuf, lt, nd, block);
     if (st == VOXA_OK && intensity) st = voxa_array_new(&ibuf, it, nd, block);
     if (st != VOXA_OK) goto done;

@@ -20,7 +20,7 @@ def test_manifest_names_exist():
     text = (Path(plugin.__file__).parent / "napari.yaml").read_text()
     names = re.findall(r"python_name:\s*voxa\.napari:(\w+)", text)
     assert sorted(names) == ["balls_widget", "deconvolve_widget", "get_reader", "label_widget",
-                             "patches_widget"]
+                             "measure_widget", "patches_widget"]
     for n in names:
         assert n.endswith("_widget") or callable(getattr(plugin, n))
     commands = set(re.findall(r"- id:\s*(\S+)", text))
@@ -115,3 +115,18 @@ def test_dask_inputs_stay_lazy():
     lab = plugin.label_objects(lazy, method="otsu")
     assert isinstance(lab, da.Array)
     np.testing.assert_array_equal(lab.compute(), plugin.label_objects(img, method="otsu"))
+
+
+def test_measure_function():
+    import dask.array as da
+    rng = np.random.default_rng(2)
+    img = ndi.gaussian_filter(rng.random((10, 30, 30)), 1.5)
+    lab = voxa.label(img > np.quantile(img, 0.7))[0]
+    want = voxa.regionprops_table(lab, img, ("label", "area", "intensity_max"), spacing=(2, 1, 1))
+    got = plugin.measure(lab, img, "label, area,intensity_max", spacing=(2, 1, 1))
+    assert list(got) == list(want)
+    lazy = plugin.measure(da.from_array(lab, chunks=5), img, ["label", "area", "intensity_max"],
+                          spacing=(2, 1, 1))
+    for k in want:
+        np.testing.assert_array_equal(got[k], want[k])
+        np.testing.assert_allclose(lazy[k], want[k], rtol=1e-12)

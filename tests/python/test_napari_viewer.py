@@ -264,3 +264,29 @@ def test_dask_layers_are_lazy(viewer, qtbot):
     psf = voxa.gaussian_psf((5, 5, 5), (1.0,) * 3)
     import voxa.dask as vd
     np.testing.assert_array_equal(out.data.compute(), vd.richardson_lucy(lazy, psf, 2).compute())
+
+
+def test_measure_widget_sets_features(viewer, qtbot):
+    """The table becomes the Labels layer's features, one row per label
+    (`index` = the label), in the layer's physical units; no layer added.
+    A Dask-backed layer is measured chunk by chunk (voxa.dask)."""
+    img = blobs(seed=4)
+    lab = voxa.label(img > 0.5)[0]
+    for data in (lab, da.from_array(lab, chunks=(8, 20, 20))):
+        labels = viewer.add_labels(data, scale=(2, 1, 1))
+        image = viewer.add_image(img, scale=(2, 1, 1))
+        w = dock(viewer, plugin.measure_widget)
+        w.form.objects.value = labels
+        w.form.image.value = image
+        w.form.properties.value = "label,area,centroid,intensity_mean,axis_major_length"
+        n = len(viewer.layers)
+        w.run()
+        qtbot.waitUntil(lambda: not w.running, timeout=120000)
+        assert w.error is None, w.error
+        assert len(viewer.layers) == n
+        want = voxa.regionprops_table(lab, img, ("label", "area", "centroid", "intensity_mean",
+                                                 "axis_major_length"), spacing=(2, 1, 1))
+        f = labels.features
+        np.testing.assert_array_equal(f["index"], want["label"])
+        for k in want:
+            np.testing.assert_allclose(f[k], want[k], rtol=1e-10, err_msg=k)

@@ -4,8 +4,8 @@ callback that returns False to cancel (voxa then raises KeyboardInterrupt).
 
 A Dask array in gives a Dask array out, built lazily with voxa.dask (nothing
 is computed until napari draws a slice), except Otsu's value, which needs
-the whole image's histogram: it is computed from the whole array once, then
-the mask is lazy. NumPy arrays are computed at once, in C with the GIL
+the whole image's histogram: it is computed once, chunk by chunk
+(voxa.dask.threshold_otsu), then the mask is lazy. NumPy arrays are computed at once, in C with the GIL
 released, reporting progress."""
 import numpy as np
 
@@ -59,7 +59,8 @@ def label_objects(image, threshold=0.0, open_radius=0, connectivity=1, method="v
     steps = Steps(progress, 3)
     if is_dask(image):
         import voxa.dask as vd
-        t = voxa.threshold_otsu(np.asarray(image)) if method == "otsu" else threshold
+        # Otsu's value once, chunk by chunk (a histogram per chunk, not the whole array)
+        t = vd.threshold_otsu(image).compute()[()] if method == "otsu" else threshold
         mask = image.map_blocks(voxa.threshold, t, dtype=bool)
         if open_radius > 0:
             mask = vd.binary_opening(mask, voxa.ball(int(open_radius), ndim=mask.ndim))
@@ -123,3 +124,25 @@ def patches(image, points, size=16, mode="constant", progress=None):
     out = voxa.extract_patches(np.asarray(image), pts, sz, centered=True, mode=mode)
     steps.step(0)(1, 1)
     return out
+
+
+def measure(labels, image=None, properties="label,area,centroid", spacing=None, progress=None):
+    """voxa.regionprops_table of a label image (and an intensity image, for
+    the intensity properties), as a dict of columns; `properties` a string
+    "a,b,c" or a sequence. Dask arrays are measured chunk by chunk
+    (voxa.dask.regionprops_table, voxa's own properties) and computed here:
+    a table is small."""
+    if isinstance(properties, str):
+        properties = [p.strip() for p in properties.split(",") if p.strip()]
+    steps = Steps(progress, 1)
+    steps.check(0)
+    if is_dask(labels) or is_dask(image):
+        import dask.array as da
+        import voxa.dask as vd
+        table = vd.regionprops_table(da.asarray(labels), None if image is None else
+                                     da.asarray(image), properties, spacing=spacing).compute()
+    else:
+        table = voxa.regionprops_table(np.asarray(labels), None if image is None else
+                                       np.asarray(image), properties, spacing=spacing)
+    steps.step(0)(1, 1)
+    return table

@@ -13,12 +13,12 @@ results (voxa.dask), computed when napari draws them.
 Coordinates: Points layers are mapped into the image's voxel indices through
 the layers' scale and translate (rotations and shears are not applied)."""
 import threading
-from typing import Literal
+from typing import Literal, Optional
 
 import numpy as np
 from magicgui import magicgui
 from magicgui.widgets import Container, ProgressBar, PushButton
-from napari.layers import Image, Points
+from napari.layers import Image, Labels, Points
 from napari.qt.threading import create_worker
 from napari.utils.notifications import show_error
 from qtpy.QtCore import QObject, Signal
@@ -111,6 +111,9 @@ class VoxaRunner(Container):
             return
         self.progress.value = 1000
         for data, meta, kind in layers:
+            if kind == "features":  # a table for an existing layer, one row per label
+                meta["layer"].features = {"index": data["label"], **data}
+                continue
             getattr(self.viewer, "add_" + kind)(data, **meta)
 
     def _failed(self, exc):
@@ -173,3 +176,18 @@ def patches_widget(napari_viewer):
             return [(out, {"name": f"{image.name} patches"}, "image")]
         return job
     return VoxaRunner(napari_viewer, form, "voxa: patches around points", size={"min": 1})
+
+
+def measure_widget(napari_viewer):
+    """regionprops_table of a Labels layer (and an Image layer for the
+    intensity properties), in the physical units of the Labels layer's
+    scale: the table becomes that layer's `features` (one row per label,
+    its `index` the label), which napari shows under the cursor."""
+    def form(objects: Labels, image: Optional[Image] = None,
+             properties: str = "label,area,centroid,axis_major_length,axis_minor_length"):
+        def job(progress):  # (`objects`: magicgui's Container has a `labels` attribute)
+            table = F.measure(objects.data, None if image is None else image.data, properties,
+                              spacing=tuple(objects.scale), progress=progress)
+            return [(table, {"layer": objects}, "features")]
+        return job
+    return VoxaRunner(napari_viewer, form, "voxa: measure objects")

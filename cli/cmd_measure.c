@@ -74,9 +74,15 @@ int voxa_cmd_measure(int argc, char **argv) {
     int64_t shape[VOXA_MAXDIM];
     voxa_store_info(ls, &lt, &nd, shape);
     if ((rc = cli_spacing_axes("measure", sp, nsp, nd)) != CLI_OK) goto done;
+    int flags = voxa_measure_flags_for(props);
+    /* a bad property list fails now, not after a pass over the volume */
+    if (voxa_measure_check_properties(props, nd, flags | (is ? VOXA_MEASURE_INTENSITY : 0)) !=
+        VOXA_OK) {
+        rc = cli_error("measure", CLI_USAGE, "%s", voxa_last_error());
+        goto done;
+    }
     voxa_progress prog = {cli_progress, (void *)"measure"};
-    s = voxa_measure_store_with(ls, is, sp_s ? sp : NULL, mem, voxa_measure_flags_for(props), prog,
-                                &t);
+    s = voxa_measure_store_with(ls, is, sp_s ? sp : NULL, mem, flags, prog, &t);
     if (s == VOXA_OK) s = voxa_measure_write_csv(&t, props, out_path);
     if (s != VOXA_OK) {
         rc = cli_fail("measure", s);

@@ -289,8 +289,8 @@ def test_cli_properties_and_errors(cli, tmp_path):
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "t.csv").read_text() == "num_pixels,label\n3,3\n1,5\n"
     r = cli("measure", tmp_path / "lab.npy", "-o", tmp_path / "u.csv", "--properties",
-            "intensity_mean")
-    assert r.returncode == 1 and "needs an intensity image" in r.stderr
+            "intensity_mean")  # a usage error, found before the pass over the labels
+    assert r.returncode == 2 and "needs an intensity image" in r.stderr
     assert not (tmp_path / "u.csv").exists()
     np.save(tmp_path / "f.npy", lab.astype(np.float32))
     r = cli("measure", tmp_path / "f.npy", "-o", tmp_path / "u.csv")

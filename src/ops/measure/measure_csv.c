@@ -44,13 +44,12 @@ static voxa_status each_word(const char *text, word_fn f, void *ctx) {
 }
 
 typedef struct parse {
-    const voxa_measure_table *t;
+    int ndim, intensity, moments; /* what the table has */
     int *ids, n;
 } parse;
 
 static voxa_status take(const char *p, size_t len, void *ctx) {
     parse *q = ctx;
-    const voxa_measure_table *t = q->t;
     int id = prop_id(p, len);
     VOXA_FAIL_IF(id < 0, VOXA_EINVAL,
                  "properties: unknown property '%.*s' (known: label, area, num_pixels, "
@@ -58,17 +57,17 @@ static voxa_status take(const char *p, size_t len, void *ctx) {
                  "intensity_sum, centroid_weighted, inertia_tensor, inertia_tensor_eigvals, "
                  "axis_major_length, axis_minor_length, eccentricity, orientation)",
                  (int)len, p);
-    VOXA_FAIL_IF(id >= P_MEAN && id <= P_WCENTROID && !t->has_intensity, VOXA_EINVAL,
+    VOXA_FAIL_IF(id >= P_MEAN && id <= P_WCENTROID && !q->intensity, VOXA_EINVAL,
                  "properties: '%s' needs an intensity image", prop_names[id]);
-    VOXA_FAIL_IF(id >= P_TENSOR && !t->moments2, VOXA_EINVAL,
+    VOXA_FAIL_IF(id >= P_TENSOR && !q->moments, VOXA_EINVAL,
                  "properties: '%s' needs the second moments (VOXA_MEASURE_MOMENTS)",
                  prop_names[id]);
-    VOXA_FAIL_IF((id == P_MAJOR || id == P_MINOR) && t->ndim != 2 && t->ndim != 3, VOXA_EINVAL,
+    VOXA_FAIL_IF((id == P_MAJOR || id == P_MINOR) && q->ndim != 2 && q->ndim != 3, VOXA_EINVAL,
                  "properties: '%s' is defined for 2-D and 3-D labels (these are %d-D)",
-                 prop_names[id], t->ndim);
-    VOXA_FAIL_IF((id == P_ECCENTRICITY || id == P_ORIENTATION) && t->ndim != 2, VOXA_EINVAL,
+                 prop_names[id], q->ndim);
+    VOXA_FAIL_IF((id == P_ECCENTRICITY || id == P_ORIENTATION) && q->ndim != 2, VOXA_EINVAL,
                  "properties: '%s' is defined for 2-D labels (these are %d-D)", prop_names[id],
-                 t->ndim);
+                 q->ndim);
     VOXA_FAIL_IF(q->n >= MAXPROPS, VOXA_EINVAL, "properties: more than %d", MAXPROPS);
     q->ids[q->n++] = id;
     return VOXA_OK;
@@ -76,6 +75,15 @@ static voxa_status take(const char *p, size_t len, void *ctx) {
 
 static voxa_status flag_word(const char *p, size_t len, void *ctx) {
     if (prop_id(p, len) >= P_TENSOR) *(int *)ctx = VOXA_MEASURE_MOMENTS;
+    return VOXA_OK;
+}
+
+voxa_status voxa_measure_check_properties(const char *properties, int ndim, int flags) {
+    int ids[MAXPROPS];
+    parse q = {ndim, flags & VOXA_MEASURE_INTENSITY, flags & VOXA_MEASURE_MOMENTS, ids, 0};
+    if (!properties) return VOXA_OK; /* the default columns */
+    VOXA_CHECK(each_word(properties, take, &q));
+    VOXA_FAIL_IF(q.n == 0, VOXA_EINVAL, "properties: empty list");
     return VOXA_OK;
 }
 
@@ -137,7 +145,7 @@ voxa_status voxa_measure_write_csv(const voxa_measure_table *t, const char *prop
                          ? "label,area,centroid,bbox,intensity_mean,intensity_min,"
                            "intensity_max,intensity_sum,centroid_weighted"
                          : "label,area,centroid,bbox";
-    parse q = {t, ids, 0};
+    parse q = {nd, t->has_intensity, t->moments2 != NULL, ids, 0};
     VOXA_CHECK(each_word(properties, take, &q));
     n = q.n;
     VOXA_FAIL_IF(n == 0, VOXA_EINVAL, "properties: empty list");

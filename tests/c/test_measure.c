@@ -398,6 +398,16 @@ static void test_csv_shape(void) {
                         "axis_minor_length,eccentricity,orientation";
     CHECK(voxa_measure_flags_for(props) == VOXA_MEASURE_MOMENTS);
     CHECK(voxa_measure_flags_for("label, area,bbox") == 0 && voxa_measure_flags_for(NULL) == 0);
+    CHECK_OK(voxa_measure_check_properties(props, 2, VOXA_MEASURE_MOMENTS));
+    CHECK_OK(voxa_measure_check_properties(NULL, 5, 0));
+    CHECK_STATUS(voxa_measure_check_properties(props, 2, 0), VOXA_EINVAL);
+    CHECK_MSG("second moments");
+    CHECK_STATUS(voxa_measure_check_properties(props, 3, VOXA_MEASURE_MOMENTS), VOXA_EINVAL);
+    CHECK_MSG("2-D labels");
+    CHECK_STATUS(voxa_measure_check_properties("label,intensity_sum", 3, 0), VOXA_EINVAL);
+    CHECK_MSG("intensity");
+    CHECK_OK(voxa_measure_check_properties("label,intensity_sum", 3, VOXA_MEASURE_INTENSITY));
+    CHECK_STATUS(voxa_measure_check_properties(" , ", 3, 0), VOXA_EINVAL);
     CHECK_OK(voxa_measure_write_csv(&t, props, path));
     voxa_table c;
     CHECK_OK(voxa_csv_read(path, &c));

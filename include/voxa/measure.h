@@ -110,7 +110,8 @@ VOXA_API voxa_status voxa_measure_store_with(struct voxa_store *labels,
 VOXA_API int voxa_measure_flags_for(const char *properties);
 /** EINVAL, with the message voxa_measure_write_csv would give, unless
  *  `properties` (NULL: the default) can be written from an `ndim`-D table
- *  made with `flags`: lets a caller refuse a typo before a long pass. */
+ *  made with `flags` (ndim 0: any rank; all flags: the names only): lets a
+ *  caller refuse a typo before a long pass. */
 VOXA_API voxa_status voxa_measure_check_properties(const char *properties, int ndim, int flags);
 
 /** Write the table as CSV with a header, atomically (temporary file renamed

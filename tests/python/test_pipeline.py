@@ -313,6 +313,8 @@ BAD = [
     ("[inputs]\nmask = 'mask.npy'\nmask = 'img.npy'\n", "duplicate key 'mask'", 3),
     ("[inputs]\nmask = 'mask.npy'\n[[step]]\nop = 'measure'\nlabels = 'mask'\nbins = 3\n",
      "unknown key 'bins'", 6),
+    ("[inputs]\nmask = 'mask.npy'\n[[step]]\nop = 'measure'\nlabels = 'mask'\n"
+     "properties = ['label', 'volume']\n", "unknown property 'volume'", 6),
     ("[inputs]\nimg = 'img.npy'\n[[step]]\nop = 'deconvolve'\ninput = 'img'\npsf = 'nope.npy'\n",
      "neither a name nor a readable file", 6),
     ("[pipeline]\nmem_limit = 'lots'\n[inputs]\nmask = 'mask.npy'\n[[step]]\nop = 'label'\n"

@@ -62,10 +62,12 @@ static voxa_status take(const char *p, size_t len, void *ctx) {
     VOXA_FAIL_IF(id >= P_TENSOR && !q->moments, VOXA_EINVAL,
                  "properties: '%s' needs the second moments (VOXA_MEASURE_MOMENTS)",
                  prop_names[id]);
-    VOXA_FAIL_IF((id == P_MAJOR || id == P_MINOR) && q->ndim != 2 && q->ndim != 3, VOXA_EINVAL,
+    VOXA_FAIL_IF((id == P_MAJOR || id == P_MINOR) && q->ndim > 0 && q->ndim != 2 && q->ndim != 3,
+                 VOXA_EINVAL,
                  "properties: '%s' is defined for 2-D and 3-D labels (these are %d-D)",
                  prop_names[id], q->ndim);
-    VOXA_FAIL_IF((id == P_ECCENTRICITY || id == P_ORIENTATION) && q->ndim != 2, VOXA_EINVAL,
+    VOXA_FAIL_IF((id == P_ECCENTRICITY || id == P_ORIENTATION) && q->ndim > 0 && q->ndim != 2,
+                 VOXA_EINVAL,
                  "properties: '%s' is defined for 2-D labels (these are %d-D)", prop_names[id],
                  q->ndim);
     VOXA_FAIL_IF(q->n >= MAXPROPS, VOXA_EINVAL, "properties: more than %d", MAXPROPS);

@@ -25,11 +25,12 @@ const char voxa_cmd_measure_help[] =
     "  --properties P,...  columns, in order, among label, area, num_pixels,\n"
     "                      centroid, bbox, intensity_mean, intensity_min,\n"
     "                      intensity_max, intensity_sum, centroid_weighted,\n"
+    "                      intensity_std,\n"
     "                      inertia_tensor, inertia_tensor_eigvals,\n"
     "                      axis_major_length, axis_minor_length (2-D, 3-D),\n"
     "                      eccentricity, orientation (2-D)\n"
     "                      (default: label,area,centroid,bbox and, with\n"
-    "                      --intensity, every intensity column)\n"
+    "                      --intensity, every intensity column but _std)\n"
     "  --mem-limit BYTES   bytes of image blocks in memory (suffix K, M or G;\n"
     "                      default 64M); the table is O(objects) on top\n"
     "Prints the number of objects. Exit 0 ok, 1 failure, 2 usage error.\n";

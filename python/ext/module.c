@@ -38,9 +38,10 @@
     X(label_resolve, "label_resolve(first, pairs, final) -> n: scipy numbering of block ids")   \
     X(dask_firsts, "dask_firsts(labels, n, origin, whole, first): voxa.dask chunk helper")    \
     X(dask_relabel, "dask_relabel(labels, table, out): out = table[labels] (voxa.dask)")       \
-    X(measure, "measure(labels, intensity=None, spacing=None, moments=False) -> (n, label, "   \
+    X(measure, "measure(labels, intensity=None, spacing=None, moments=False, std=False) -> "   \
+               "(n, label, "                                                                    \
                "num_pixels, area, centroid, bbox, mean, min, max, sum, centroid_weighted, "     \
-               "moments2) as bytes")                                                            \
+               "moments2, std) as bytes")                                                            \
     X(threshold_histogram, "threshold_histogram(image, lo, hi, nbins) -> bytes of int64 counts " \
                            "(Otsu's histogram over a given range)")                       \
     X(preview, "preview(image, labels, spacing=None, point=None, lo_pct=0, hi_pct=0, "         \

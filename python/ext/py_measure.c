@@ -1,7 +1,7 @@
 /* Binding of voxa_measure_with: measure(labels, intensity=None, spacing=None,
- * moments=False) ->
+ * moments=False, std=False) ->
  * tuple (n, label, num_pixels, area, centroid, bbox, mean, min, max, sum,
- * centroid_weighted, moments2): n, then each column as bytes (int64 for
+ * centroid_weighted, moments2, std): n, then each column as bytes (int64 for
  * label, num_pixels and bbox, float64 otherwise; n x ndim, n x 2ndim or
  * n x ndim x ndim row-major for the per-axis ones), None where absent. voxa/regionprops.py checks the
  * arguments and names the columns. */
@@ -13,11 +13,11 @@ static PyObject *col(const void *p, int64_t n, size_t per) {
 }
 
 PyObject *vx_py_measure(PyObject *self, PyObject *args, PyObject *kw) {
-    static char *kwlist[] = {"labels", "intensity", "spacing", "moments", NULL};
+    static char *kwlist[] = {"labels", "intensity", "spacing", "moments", "std", NULL};
     PyObject *lab_obj, *int_obj = Py_None, *sp_obj = Py_None;
-    int moments = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|OOp", kwlist, &lab_obj, &int_obj, &sp_obj,
-                                     &moments))
+    int moments = 0, std = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|OOpp", kwlist, &lab_obj, &int_obj, &sp_obj,
+                                     &moments, &std))
         return NULL;
     vx_bufs b = {0};
     voxa_array lab, in;
@@ -37,7 +37,8 @@ PyObject *vx_py_measure(PyObject *self, PyObject *args, PyObject *kw) {
     voxa_status s;
     Py_BEGIN_ALLOW_THREADS
     s = voxa_measure_with(&lab, int_obj != Py_None ? &in : NULL, sp,
-                          moments ? VOXA_MEASURE_MOMENTS : 0, &t);
+                          (moments ? VOXA_MEASURE_MOMENTS : 0) | (std ? VOXA_MEASURE_STD : 0),
+                          &t);
     Py_END_ALLOW_THREADS
     if (s != VOXA_OK) {
         vx_raise(s);
@@ -45,11 +46,11 @@ PyObject *vx_py_measure(PyObject *self, PyObject *args, PyObject *kw) {
     }
     int64_t n = t.n, nd = t.ndim;
     res = Py_BuildValue(
-        "(LNNNNNNNNNNN)", (long long)n, col(t.label, n, 8), col(t.num_pixels, n, 8),
+        "(LNNNNNNNNNNNN)", (long long)n, col(t.label, n, 8), col(t.num_pixels, n, 8),
         col(t.area, n, 8), col(t.centroid, n * nd, 8), col(t.bbox, n * 2 * nd, 8),
         col(t.intensity_mean, n, 8), col(t.intensity_min, n, 8), col(t.intensity_max, n, 8),
         col(t.intensity_sum, n, 8), col(t.centroid_weighted, n * nd, 8),
-        col(t.moments2, n * nd * nd, 8));
+        col(t.moments2, n * nd * nd, 8), col(t.intensity_std, n, 8));
     voxa_measure_table_free(&t);
 done:
     vx_release(&b);

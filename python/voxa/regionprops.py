@@ -24,16 +24,17 @@ from ._arrays import native
 
 #: properties voxa computes, in the order of the default with intensity
 PROPERTIES = ("label", "area", "num_pixels", "centroid", "bbox", "intensity_mean",
-              "intensity_min", "intensity_max", "intensity_sum", "centroid_weighted")
+              "intensity_min", "intensity_max", "intensity_sum", "centroid_weighted",
+              "intensity_std")
 #: computed from the C pass's columns, with scikit-image's formulas
 DERIVED = ("area_bbox", "extent", "equivalent_diameter_area", "centroid_local")
 _INTENSITY = {"intensity_mean", "intensity_min", "intensity_max", "intensity_sum",
-              "centroid_weighted"}
+              "centroid_weighted", "intensity_std"}
 # skimage's former names, accepted as it accepts them
 _ALIASES = {"mean_intensity": "intensity_mean", "min_intensity": "intensity_min",
             "max_intensity": "intensity_max", "weighted_centroid": "centroid_weighted",
             "bbox_area": "area_bbox", "equivalent_diameter": "equivalent_diameter_area",
-            "local_centroid": "centroid_local"}
+            "local_centroid": "centroid_local", "std_intensity": "intensity_std"}
 
 
 def regionprops_table(label_image, intensity_image=None, properties=("label", "bbox"), *,
@@ -88,8 +89,9 @@ def regionprops_table(label_image, intensity_image=None, properties=("label", "b
     channels = [None] if raw is None else _channels(raw, labels.shape)
     sp = spacing_array(spacing, labels.ndim)
     moments = any(p in _shape_props.PROPERTIES for p in props)
-    per_channel = [decode(_voxa.measure(native(labels), c, sp, moments and i == 0), labels.ndim)
-                   for i, c in enumerate(channels)]
+    std = "intensity_std" in props
+    per_channel = [decode(_voxa.measure(native(labels), c, sp, moments and i == 0, std),
+                          labels.ndim) for i, c in enumerate(channels)]
     cols = dict(per_channel[0])
     if raw is not None and raw.ndim > labels.ndim:
         for p in _INTENSITY:  # channels on a last axis, as scikit-image shapes them
@@ -228,7 +230,8 @@ def spacing_array(spacing, ndim):
 
 
 _COLUMNS = ("label", "num_pixels", "area", "centroid", "bbox", "intensity_mean",
-            "intensity_min", "intensity_max", "intensity_sum", "centroid_weighted", "moments2")
+            "intensity_min", "intensity_max", "intensity_sum", "centroid_weighted", "moments2",
+            "intensity_std")
 
 
 def decode(res, nd):

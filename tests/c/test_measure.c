@@ -203,7 +203,7 @@ static void test_moments(void) {
     CHECK_OK(voxa_measure(&L, NULL, NULL, &t));
     CHECK(t.moments2 == NULL);
     voxa_measure_table_free(&t);
-    CHECK(voxa_measure_with(&L, NULL, NULL, 4, &t) == VOXA_EINVAL);
+    CHECK(voxa_measure_with(&L, NULL, NULL, 8, &t) == VOXA_EINVAL);
     CHECK_OK(voxa_measure_with(&L, NULL, NULL, VOXA_MEASURE_MOMENTS, &t));
     CHECK(t.n == 3 && t.moments2 != NULL);
     for (int64_t r = 0; r < t.n; r++) {
@@ -250,6 +250,57 @@ static void test_moments(void) {
     CHECK(voxa_measure_acc_new(3, big, 8, &acc) == VOXA_EINVAL && acc == NULL);
     voxa_measure_table_free(&t);
     free(lab);
+}
+
+/* intensity_std (VOXA_MEASURE_STD): against a two-pass long double
+ * reference on intensities 1e6 + noise (sum(x^2) - n mean^2 would lose
+ * every digit there), the same bits for 1..3 threads and many tiles, and
+ * no column without the flag. */
+static void test_std(void) {
+    int64_t shape[3] = {9, 11, 13}, n = 9 * 11 * 13;
+    int16_t lab[9 * 11 * 13];
+    double img[9 * 11 * 13];
+    for (int64_t i = 0; i < n; i++) {
+        lab[i] = (int16_t)(rnd() % 4);
+        img[i] = 1e6 + (double)(rnd() % 1000000) * 1e-6;
+    }
+    voxa_array L, I;
+    voxa_array_view(&L, lab, VOXA_I16, 3, shape);
+    voxa_array_view(&I, img, VOXA_F64, 3, shape);
+    voxa_measure_table t, u;
+    CHECK_OK(voxa_measure(&L, &I, NULL, &t));
+    CHECK(t.intensity_std == NULL);
+    voxa_measure_table_free(&t);
+    CHECK_OK(voxa_measure_with(&L, &I, NULL, VOXA_MEASURE_STD, &t));
+    CHECK(t.n == 3 && t.intensity_std != NULL);
+    for (int64_t r = 0; r < t.n; r++) {
+        long double s = 0, q = 0;
+        int64_t cnt = 0;
+        for (int64_t i = 0; i < n; i++)
+            if (lab[i] == t.label[r]) s += img[i], cnt++;
+        long double m = s / cnt;
+        for (int64_t i = 0; i < n; i++)
+            if (lab[i] == t.label[r]) q += (img[i] - m) * (img[i] - m);
+        double want = (double)sqrtl(q / cnt);
+        CHECK(fabs(t.intensity_std[r] - want) < 1e-6 * want); /* ~0.29: the noise's std */
+    }
+    int64_t saved = voxa__measure_tile_voxels;
+    voxa__measure_tile_voxels = 40; /* tiles of 3 rows: many merges, in tile order */
+    voxa_measure_table one;
+    voxa_set_threads(1);
+    CHECK_OK(voxa_measure_with(&L, &I, NULL, VOXA_MEASURE_STD, &one));
+    for (int64_t r = 0; r < t.n && one.n == t.n; r++) /* another cut: the same to rounding */
+        CHECK(fabs(one.intensity_std[r] - t.intensity_std[r]) < 1e-9 * t.intensity_std[r]);
+    for (int th = 2; th <= 3; th++) { /* the same cut, more threads: the same bits */
+        voxa_set_threads(th);
+        CHECK_OK(voxa_measure_with(&L, &I, NULL, VOXA_MEASURE_STD, &u));
+        CHECK(u.n == one.n && !memcmp(one.intensity_std, u.intensity_std, (size_t)u.n * 8));
+        voxa_measure_table_free(&u);
+    }
+    voxa_set_threads(0);
+    voxa__measure_tile_voxels = saved;
+    voxa_measure_table_free(&one);
+    voxa_measure_table_free(&t);
 }
 
 static void test_store_blocks(void) {
@@ -494,6 +545,7 @@ int main(void) {
     RUN(test_random_vs_reference);
     RUN(test_threads_and_regions);
     RUN(test_moments);
+    RUN(test_std);
     RUN(test_store_blocks);
     RUN(test_strides);
     RUN(test_empty);

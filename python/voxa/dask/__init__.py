@@ -297,8 +297,8 @@ def regionprops_table(label_image, intensity_image=None, properties=("label", "b
         inten = check_intensity(da.asarray(intensity_image), x.shape).rechunk(x.chunks)
     sp = spacing_array(spacing, x.ndim)
     moments = any(p in _shape_props.PROPERTIES for p in props)
-    return dask.delayed(_named_table)(measure(x, inten, sp, moments), props, names, separator,
-                                      x.ndim, sp)
+    return dask.delayed(_named_table)(measure(x, inten, sp, moments, "intensity_std" in props),
+                                      props, names, separator, x.ndim, sp)
 
 
 def _named_table(cols, props, names, separator, ndim, spacing):

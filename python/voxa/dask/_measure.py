@@ -6,8 +6,9 @@ coordinates). Its rows become mergeable sums: voxel counts, coordinate sums
 (exact integers: the C centroid is sum / count in float64, and
 rint(centroid x count) gives the sum back while it is below 2^50, checked),
 bounding boxes, intensity sums, minima and maxima, coordinate x intensity
-sums and, for the shape properties, central second moments (merged by the
-parallel axis theorem); then shifted to the chunk's origin. Pairs of partial tables
+sums and, for the shape properties and intensity_std, central second
+moments and squared intensity deviations (merged by the parallel axis
+theorem, as Chan et al. merge variances); then shifted to the chunk's origin. Pairs of partial tables
 merge by label (sums add, boxes and extremes widen) up a binary tree, and the
 root applies the C table's own formulas. Label, num_pixels, area, bbox and
 centroid equal the in-memory table bit for bit; the intensity columns agree
@@ -24,10 +25,10 @@ from ..regionprops import decode
 _EXACT = 2.0**50  # coordinate sums recovered exactly below this
 
 
-def _partial(labels, intensity, origin, moments):
+def _partial(labels, intensity, origin, moments, std):
     labels = np.asarray(labels)
     inten = None if intensity is None else native(np.asarray(intensity))
-    cols = decode(_voxa.measure(native(labels), inten, None, moments), labels.ndim)
+    cols = decode(_voxa.measure(native(labels), inten, None, moments, std), labels.ndim)
     nd, count = labels.ndim, cols["num_pixels"]
     org = np.asarray(origin, np.int64)
     csum_f = cols["centroid"] * count[:, None]
@@ -43,6 +44,8 @@ def _partial(labels, intensity, origin, moments):
                     wsum=cols["centroid_weighted"] * s[:, None] + org * s[:, None])
     if moments:
         part["m2"] = cols["moments2"]  # central: the same at any origin
+    if std and inten is not None:
+        part["isq"] = cols["intensity_std"] ** 2 * count  # squared deviations about the mean
     return part
 
 
@@ -64,6 +67,24 @@ def _merge(a, b):
             out[k] = ufunc.reduceat(v, starts, axis=0)
     if "m2" in a:
         out["m2"] = _merge_moments(a, b, order, starts)
+    if "isq" in a:
+        out["isq"] = _merge_squares(a, b, order, starts)
+    return out
+
+
+def _merge_squares(a, b, order, starts):
+    """Intensity deviations of labels found in both halves: qa + qb + d^2
+    na nb / (na + nb), d the difference of their mean intensities (as the
+    C pass merges its tiles)."""
+    q = np.concatenate([a["isq"], b["isq"]])[order]
+    cnt = np.concatenate([a["count"], b["count"]])[order].astype(np.float64)
+    s = np.concatenate([a["isum"], b["isum"]])[order]
+    out = q[starts].copy()
+    two = starts[np.diff(np.r_[starts, len(order)]) == 2]
+    if len(two):
+        na, nb = cnt[two], cnt[two + 1]
+        d = s[two + 1] / nb - s[two] / na
+        out[np.searchsorted(starts, two)] = q[two] + q[two + 1] + d * d * (na * nb / (na + nb))
     return out
 
 
@@ -103,10 +124,12 @@ def _table(part, sp, nd):
                     + lo * sp)
     if "m2" in part:
         cols["moments2"] = part["m2"]
+    if "isq" in part:
+        cols["intensity_std"] = np.sqrt(part["isq"] / cnt)
     return cols
 
 
-def measure(labels, intensity, sp, moments=False):
+def measure(labels, intensity, sp, moments=False, std=False):
     """A Delayed of the merged columns ({property: array}, as regionprops.decode;
     with `moments`, moments2 too)."""
     starts = [np.concatenate([[0], np.cumsum(c)[:-1]]) for c in labels.chunks]
@@ -115,7 +138,7 @@ def measure(labels, intensity, sp, moments=False):
     parts = []
     for idx, lb, ib in zip(np.ndindex(*labels.numblocks), lblocks, iblocks):
         origin = [int(starts[d][i]) for d, i in enumerate(idx)]
-        parts.append(dask.delayed(_partial)(lb, ib, origin, moments))
+        parts.append(dask.delayed(_partial)(lb, ib, origin, moments, std))
     while len(parts) > 1:
         parts = [dask.delayed(_merge)(parts[i], parts[i + 1]) if i + 1 < len(parts)
                  else parts[i] for i in range(0, len(parts), 2)]

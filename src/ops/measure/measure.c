@@ -48,6 +48,7 @@ static voxa_status grow_rows(voxa__mtable *t) {
     if (t->wq) GROW(qsum, voxa__wide, nd * (nd + 1) / 2);
     if (t->wi) {
         GROW(isum, double, 1);
+        if (t->ws) GROW(isq, double, 1);
         GROW(imin, double, 1);
         GROW(imax, double, 1);
         GROW(wsum, double, nd);
@@ -74,11 +75,12 @@ static voxa_status grow_slots(voxa__mtable *t) {
     return VOXA_OK;
 }
 
-void voxa__mtable_init(voxa__mtable *t, int nd, int wi, int wq) {
+void voxa__mtable_init(voxa__mtable *t, int nd, int wi, int wq, int ws) {
     memset(t, 0, sizeof *t);
     t->nd = nd;
     t->wi = wi;
     t->wq = wq;
+    t->ws = ws && wi;
 }
 
 void voxa__mtable_free(voxa__mtable *t) {
@@ -90,10 +92,11 @@ void voxa__mtable_free(voxa__mtable *t) {
     free(t->csum);
     free(t->qsum);
     free(t->isum);
+    free(t->isq);
     free(t->imin);
     free(t->imax);
     free(t->wsum);
-    voxa__mtable_init(t, t->nd, t->wi, t->wq);
+    voxa__mtable_init(t, t->nd, t->wi, t->wq, t->ws);
 }
 
 /* Empty the table, keeping its memory: O(rows), not O(slots). */
@@ -136,11 +139,24 @@ int64_t voxa__mtable_row(voxa__mtable *t, int64_t key) {
     for (int64_t q = 0, nq = nd * (nd + 1) / 2; t->wq && q < nq; q++) t->qsum[r * nq + q] = 0;
     if (t->wi) {
         t->isum[r] = 0;
+        if (t->ws) t->isq[r] = 0;
         t->imin[r] = INFINITY;
         t->imax[r] = -INFINITY;
         for (int64_t d = 0; d < nd; d++) t->wsum[r * nd + d] = 0;
     }
     return r;
+}
+
+/* Squared deviations of two parts (sum of squares about each part's mean,
+ * sum, count) about the mean of both: qa + qb + d^2 na nb / (na + nb), d the
+ * difference of the means (Chan, Golub & LeVeque): no cancellation, unlike
+ * sum(x^2) - n mean^2. */
+static inline double merged_sq(double qa, double sa, int64_t na, double qb, double sb,
+                               int64_t nb) {
+    if (na == 0) return qb;
+    if (nb == 0) return qa;
+    double d = sb / (double)nb - sa / (double)na;
+    return qa + qb + d * d * ((double)na * (double)nb / (double)(na + nb));
 }
 
 /* NaN-propagating min/max, as NumPy's np.min/np.max. */
@@ -163,6 +179,9 @@ voxa_status voxa__mtable_merge(voxa__mtable *t, const voxa__mtable *p) {
         for (int64_t q = 0, nq = nd * (nd + 1) / 2; t->wq && q < nq; q++)
             t->qsum[r * nq + q] += p->qsum[i * nq + q];
         if (t->wi) {
+            if (t->ws)
+                t->isq[r] = merged_sq(t->isq[r], t->isum[r], t->count[r] - p->count[i],
+                                      p->isq[i], p->isum[i], p->count[i]);
             t->isum[r] += p->isum[i];
             t->imin[r] = nmin(t->imin[r], p->imin[i]);
             t->imax[r] = nmax(t->imax[r], p->imax[i]);
@@ -281,6 +300,11 @@ static inline voxa_status add_run(voxa__mtable *t, int64_t L, int64_t *prev, int
             mx = nmax(mx, v);
         }
         double *w = t->wsum + r * nd;
+        if (t->ws) { /* the run's own squared deviations (its values are in vb), merged */
+            double mr = s / (double)len, sq = 0;
+            for (int64_t i = 0; i < len; i++) sq += (vb[i] - mr) * (vb[i] - mr);
+            t->isq[r] = merged_sq(t->isq[r], t->isum[r], t->count[r] - len, sq, s, len);
+        }
         t->isum[r] += s;
         t->imin[r] = mn;
         t->imax[r] = mx;
@@ -410,7 +434,7 @@ voxa_status voxa__measure_region(voxa__mtable *acc, const voxa_array *lab, const
     if (val) j.vbuf = voxa__malloc((size_t)nt * (size_t)nx, sizeof(double));
     VOXA_GOTO_IF(!j.part || !j.lbuf || (val && !j.vbuf), VOXA_ENOMEM,
                  "measure: no memory for %d row buffers of %lld voxels", nt, (long long)nx);
-    for (int i = 0; i < nt; i++) voxa__mtable_init(&j.part[i], nd, val != NULL, acc->wq);
+    for (int i = 0; i < nt; i++) voxa__mtable_init(&j.part[i], nd, val != NULL, acc->wq, acc->ws);
     for (int64_t first = 0; first < ntiles; first += nt) {
         int64_t k = ntiles - first < nt ? ntiles - first : nt;
         j.first_tile = first;

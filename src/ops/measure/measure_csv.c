@@ -10,10 +10,10 @@
 #include <string.h>
 
 enum { P_LABEL, P_AREA, P_NUM_PIXELS, P_CENTROID, P_BBOX, P_MEAN, P_MIN, P_MAX, P_SUM, P_WCENTROID,
-       P_TENSOR, P_EIGVALS, P_MAJOR, P_MINOR, P_ECCENTRICITY, P_ORIENTATION, P_COUNT };
+       P_STD, P_TENSOR, P_EIGVALS, P_MAJOR, P_MINOR, P_ECCENTRICITY, P_ORIENTATION, P_COUNT };
 static const char *const prop_names[P_COUNT] = {
     "label", "area", "num_pixels", "centroid", "bbox", "intensity_mean", "intensity_min",
-    "intensity_max", "intensity_sum", "centroid_weighted", "inertia_tensor",
+    "intensity_max", "intensity_sum", "centroid_weighted", "intensity_std", "inertia_tensor",
     "inertia_tensor_eigvals", "axis_major_length", "axis_minor_length", "eccentricity",
     "orientation"};
 
@@ -44,7 +44,7 @@ static voxa_status each_word(const char *text, word_fn f, void *ctx) {
 }
 
 typedef struct parse {
-    int ndim, intensity, moments; /* what the table has */
+    int ndim, intensity, moments, std; /* what the table has */
     int *ids, n;
 } parse;
 
@@ -54,11 +54,14 @@ static voxa_status take(const char *p, size_t len, void *ctx) {
     VOXA_FAIL_IF(id < 0, VOXA_EINVAL,
                  "properties: unknown property '%.*s' (known: label, area, num_pixels, "
                  "centroid, bbox, intensity_mean, intensity_min, intensity_max, "
-                 "intensity_sum, centroid_weighted, inertia_tensor, inertia_tensor_eigvals, "
+                 "intensity_sum, centroid_weighted, intensity_std, inertia_tensor, "
+                 "inertia_tensor_eigvals, "
                  "axis_major_length, axis_minor_length, eccentricity, orientation)",
                  (int)len, p);
-    VOXA_FAIL_IF(id >= P_MEAN && id <= P_WCENTROID && !q->intensity, VOXA_EINVAL,
+    VOXA_FAIL_IF(id >= P_MEAN && id <= P_STD && !q->intensity, VOXA_EINVAL,
                  "properties: '%s' needs an intensity image", prop_names[id]);
+    VOXA_FAIL_IF(id == P_STD && !q->std, VOXA_EINVAL,
+                 "properties: 'intensity_std' needs the deviations (VOXA_MEASURE_STD)");
     VOXA_FAIL_IF(id >= P_TENSOR && !q->moments, VOXA_EINVAL,
                  "properties: '%s' needs the second moments (VOXA_MEASURE_MOMENTS)",
                  prop_names[id]);
@@ -76,13 +79,16 @@ static voxa_status take(const char *p, size_t len, void *ctx) {
 }
 
 static voxa_status flag_word(const char *p, size_t len, void *ctx) {
-    if (prop_id(p, len) >= P_TENSOR) *(int *)ctx = VOXA_MEASURE_MOMENTS;
+    int id = prop_id(p, len);
+    if (id >= P_TENSOR) *(int *)ctx |= VOXA_MEASURE_MOMENTS;
+    if (id == P_STD) *(int *)ctx |= VOXA_MEASURE_STD;
     return VOXA_OK;
 }
 
 voxa_status voxa_measure_check_properties(const char *properties, int ndim, int flags) {
     int ids[MAXPROPS];
-    parse q = {ndim, flags & VOXA_MEASURE_INTENSITY, flags & VOXA_MEASURE_MOMENTS, ids, 0};
+    parse q = {ndim, flags & VOXA_MEASURE_INTENSITY, flags & VOXA_MEASURE_MOMENTS,
+               flags & VOXA_MEASURE_STD, ids, 0};
     if (!properties) return VOXA_OK; /* the default columns */
     VOXA_CHECK(each_word(properties, take, &q));
     VOXA_FAIL_IF(q.n == 0, VOXA_EINVAL, "properties: empty list");
@@ -119,6 +125,7 @@ static double cell(const voxa_measure_table *t, int id, int64_t r, int c) {
     case P_BBOX: return (double)t->bbox[r * 2 * nd + c];
     case P_CENTROID: return t->centroid[r * nd + c];
     case P_WCENTROID: return t->centroid_weighted[r * nd + c];
+    case P_STD: return t->intensity_std[r];
     case P_TENSOR: voxa__measure_tensor(t, r, m); return m[c];
     case P_EIGVALS: voxa__measure_eigvals(t, r, m); return m[c];
     case P_MAJOR: return voxa__measure_axis_length(t, r, 1);
@@ -147,7 +154,7 @@ voxa_status voxa_measure_write_csv(const voxa_measure_table *t, const char *prop
                          ? "label,area,centroid,bbox,intensity_mean,intensity_min,"
                            "intensity_max,intensity_sum,centroid_weighted"
                          : "label,area,centroid,bbox";
-    parse q = {nd, t->has_intensity, t->moments2 != NULL, ids, 0};
+    parse q = {nd, t->has_intensity, t->moments2 != NULL, t->intensity_std != NULL, ids, 0};
     VOXA_CHECK(each_word(properties, take, &q));
     n = q.n;
     VOXA_FAIL_IF(n == 0, VOXA_EINVAL, "properties: empty list");

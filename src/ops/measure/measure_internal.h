@@ -22,7 +22,7 @@ static inline int voxa__pair(int i, int j, int nd) { return i * nd - i * (i - 1)
 /* Rows of per-label sums (structure of arrays, n rows in first-seen order)
  * and an open-addressing hash table label -> row + 1 (0: empty slot). */
 typedef struct voxa__mtable {
-    int nd, wi, wq;      /* axes; with intensity; with second moments */
+    int nd, wi, wq, ws;  /* axes; with intensity; with second moments; with deviations */
     int bits;            /* 2^bits slots */
     int64_t n, cap;      /* rows used, rows allocated */
     int64_t *slot;
@@ -31,10 +31,12 @@ typedef struct voxa__mtable {
     int64_t *csum;       /* sums of coordinates (n x nd) */
     voxa__wide *qsum;    /* sums of coordinate products x_i x_j, i <= j (n x nd(nd+1)/2) */
     double *isum, *imin, *imax;
+    double *isq;         /* with ws: sums of squared deviations from the label's mean
+                            (merged as Chan et al. merge variances) */
     double *wsum;        /* sums of coordinate x intensity (n x nd) */
 } voxa__mtable;
 
-void voxa__mtable_init(voxa__mtable *t, int nd, int wi, int wq);
+void voxa__mtable_init(voxa__mtable *t, int nd, int wi, int wq, int ws);
 void voxa__mtable_free(voxa__mtable *t);
 int64_t voxa__mtable_row(voxa__mtable *t, int64_t key);
 voxa_status voxa__mtable_merge(voxa__mtable *t, const voxa__mtable *p);

@@ -48,12 +48,12 @@ voxa_status voxa_measure_acc_new(int ndim, const int64_t *shape, int flags,
     for (int d = 0; d < ndim; d++)
         VOXA_FAIL_IF(shape[d] < 0, VOXA_EINVAL, "shape[%d]: %lld is negative", d,
                      (long long)shape[d]);
-    VOXA_FAIL_IF(flags & ~(VOXA_MEASURE_INTENSITY | VOXA_MEASURE_MOMENTS), VOXA_EINVAL,
-                 "flags: %d (VOXA_MEASURE_INTENSITY | VOXA_MEASURE_MOMENTS)", flags);
+    VOXA_FAIL_IF(flags & ~(VOXA_MEASURE_INTENSITY | VOXA_MEASURE_MOMENTS | VOXA_MEASURE_STD),
+                 VOXA_EINVAL, "flags: %d (VOXA_MEASURE_INTENSITY | _MOMENTS | _STD)", flags);
     voxa_measure_acc *a = calloc(1, sizeof *a);
     VOXA_FAIL_IF(!a, VOXA_ENOMEM, "measure: no memory for the accumulator");
     voxa__mtable_init(&a->t, ndim, flags & VOXA_MEASURE_INTENSITY,
-                      (flags & VOXA_MEASURE_MOMENTS) != 0);
+                      (flags & VOXA_MEASURE_MOMENTS) != 0, (flags & VOXA_MEASURE_STD) != 0);
     memcpy(a->shape, shape, (size_t)ndim * sizeof *shape);
     *out = a;
     return VOXA_OK;
@@ -125,6 +125,7 @@ void voxa_measure_table_free(voxa_measure_table *t) {
     free(t->intensity_max);
     free(t->intensity_sum);
     free(t->centroid_weighted);
+    free(t->intensity_std);
     free(t->moments2);
     memset(t, 0, sizeof *t);
 }
@@ -166,8 +167,9 @@ voxa_status voxa_measure_acc_table(const voxa_measure_acc *a, const double *spac
         t->intensity_max = malloc(rows * sizeof(double));
         t->intensity_sum = malloc(rows * sizeof(double));
         t->centroid_weighted = malloc(rows * (size_t)nd * sizeof(double));
+        if (m->ws) t->intensity_std = malloc(rows * sizeof(double));
         fail = fail || !t->intensity_mean || !t->intensity_min || !t->intensity_max ||
-               !t->intensity_sum || !t->centroid_weighted;
+               !t->intensity_sum || !t->centroid_weighted || (m->ws && !t->intensity_std);
     }
     VOXA_GOTO_IF(fail, VOXA_ENOMEM, "measure: no memory for a table of %lld rows", (long long)n);
     for (int64_t i = 0; i < n; i++) {
@@ -191,6 +193,7 @@ voxa_status voxa_measure_acc_table(const voxa_measure_acc *a, const double *spac
             double s = m->isum[r];
             t->intensity_sum[k] = s;
             t->intensity_mean[k] = s / (double)cnt;
+            if (m->ws) t->intensity_std[k] = sqrt(m->isq[r] / (double)cnt);
             t->intensity_min[k] = m->imin[r];
             t->intensity_max[k] = m->imax[r];
             for (int d = 0; d < nd; d++) {
@@ -217,8 +220,9 @@ voxa_status voxa_measure_with(const voxa_array *labels, const voxa_array *intens
     memset(t, 0, sizeof *t);
     VOXA_FAIL_IF(!labels, VOXA_EINVAL, "labels: NULL");
     VOXA_CHECK(check_labels(labels));
-    VOXA_FAIL_IF(flags & ~VOXA_MEASURE_MOMENTS, VOXA_EINVAL,
-                 "flags: %d (VOXA_MEASURE_MOMENTS; intensity follows the intensity image)", flags);
+    VOXA_FAIL_IF(flags & ~(VOXA_MEASURE_MOMENTS | VOXA_MEASURE_STD), VOXA_EINVAL,
+                 "flags: %d (VOXA_MEASURE_MOMENTS | _STD; intensity follows the intensity image)",
+                 flags);
     voxa_measure_acc *a = NULL;
     VOXA_CHECK(voxa_measure_acc_new(labels->ndim, labels->shape,
                                     flags | (intensity ? VOXA_MEASURE_INTENSITY : 0), &a));
@@ -274,8 +278,9 @@ voxa_status voxa_measure_store_with(voxa_store *labels, voxa_store *intensity,
     voxa_status st = VOXA_OK;
     voxa_measure_acc *acc = NULL;
     voxa_array lbuf = {0}, ibuf = {0};
-    VOXA_FAIL_IF(flags & ~VOXA_MEASURE_MOMENTS, VOXA_EINVAL,
-                 "flags: %d (VOXA_MEASURE_MOMENTS; intensity follows the intensity store)", flags);
+    VOXA_FAIL_IF(flags & ~(VOXA_MEASURE_MOMENTS | VOXA_MEASURE_STD), VOXA_EINVAL,
+                 "flags: %d (VOXA_MEASURE_MOMENTS | _STD; intensity follows the intensity store)",
+                 flags);
     VOXA_CHECK(voxa_measure_acc_new(nd, shape, flags | (intensity ? VOXA_MEASURE_INTENSITY : 0),
                                     &acc));
     st = voxa_array_new(&lbuf, lt, nd, block);

@@ -339,7 +339,8 @@ static voxa_status store_job(const void *param, result *r) {
     TRY(voxa_store_open(path_in("lab.zarr"), &sl));
     TRY(voxa_store_open(path_in("img.npy"), &si));
     double sp[3] = {2, 1, 1};
-    TRY(voxa_measure_store(sl, si, sp, 3000, (voxa_progress){0}, &t));
+    TRY(voxa_measure_store_with(sl, si, sp, 3000, VOXA_MEASURE_MOMENTS | VOXA_MEASURE_STD,
+                                (voxa_progress){0}, &t));
     res_add(r, &t.n, sizeof t.n);
     voxa_preview_options po;
     memset(&po, 0, sizeof po);
@@ -347,7 +348,8 @@ static voxa_status store_job(const void *param, result *r) {
     po.mem_limit = 2000;
     TRY(voxa_preview(si, sl, &po, &rgb));
     res_array(r, &rgb);
-    TRY(voxa_measure_write_csv(&t, "label,area,centroid,intensity_mean,centroid_weighted",
+    TRY(voxa_measure_write_csv(&t, "label,area,centroid,intensity_mean,centroid_weighted,"
+                               "intensity_std,inertia_tensor_eigvals,axis_major_length",
                                path_in("ms.csv")));
     res_file(r, path_in("ms.csv"));
 done:

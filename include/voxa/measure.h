@@ -53,6 +53,14 @@ typedef struct voxa_measure_table {
                               sum(x^2) - n mean^2 cancellation) */
 } voxa_measure_table;
 
+/** The perimeter of each object of a 2-D label image, as
+ *  skimage.measure.perimeter(labels == L, neighborhood=4) gives it (in
+ *  voxels; regionprops' `perimeter` multiplies by the spacing): out[i] for
+ *  the label rows[i] (n labels, ascending, e.g. a table's `label`). One
+ *  pass; memory: 4 rows of labels, 3 rows of flags, 3 counts per label. */
+VOXA_API voxa_status voxa_measure_perimeter(const voxa_array *labels, const int64_t *rows,
+                                            int64_t n, double *out);
+
 /** Release the table's arrays (NULL allowed); resets *t. */
 VOXA_API void voxa_measure_table_free(voxa_measure_table *t);
 

@@ -90,3 +90,36 @@ done:
     vx_release(&b);
     return res;
 }
+
+/* perimeter(labels, rows) -> bytes of len(rows) float64 perimeters
+ * (voxa_measure_perimeter; rows: int64 labels, ascending). */
+PyObject *vx_py_perimeter(PyObject *self, PyObject *args, PyObject *kw) {
+    static char *kwlist[] = {"labels", "rows", NULL};
+    PyObject *lab_obj, *rows_obj, *res = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO", kwlist, &lab_obj, &rows_obj)) return NULL;
+    vx_bufs b = {0};
+    voxa_array lab, rows;
+    double *out = NULL;
+    if (vx_array(&b, lab_obj, 0, "labels", &lab) < 0) goto done;
+    if (vx_array(&b, rows_obj, 0, "rows", &rows) < 0) goto done;
+    if (rows.dtype != VOXA_I64 || rows.ndim != 1 || rows.strides[0] != 8) {
+        PyErr_SetString(PyExc_TypeError, "rows: a contiguous 1-D int64 array");
+        goto done;
+    }
+    int64_t n = rows.shape[0];
+    out = PyMem_Malloc((size_t)(n > 0 ? n : 1) * sizeof *out);
+    if (!out) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    voxa_status s;
+    Py_BEGIN_ALLOW_THREADS
+    s = voxa_measure_perimeter(&lab, (const int64_t *)rows.data, n, out);
+    Py_END_ALLOW_THREADS
+    if (s != VOXA_OK) vx_raise(s);
+    else res = PyBytes_FromStringAndSize((const char *)out, (Py_ssize_t)(n * 8));
+done:
+    PyMem_Free(out);
+    vx_release(&b);
+    return res;
+}

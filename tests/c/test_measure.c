@@ -500,6 +500,43 @@ static void test_csv_shape(void) {
     unlink(path);
 }
 
+/* voxa_measure_perimeter: known values (skimage.measure.perimeter: a 3 x 3
+ * square 8, 2 x 2 4, 1 x 5 3, one pixel 0, a 4 x 6 block 16) for objects
+ * side by side and on the image's edges, strided views, a label with no
+ * pixels, and the errors. */
+static void test_perimeter(void) {
+    /* 0: 3x3 square (label 2) at the top-left edge; 4x6 block (label 7);
+     * 1x5 bar (label 3) on the bottom edge; one pixel (label 9); 2x2 (label 5) */
+    int64_t shape[2] = {9, 12};
+    int32_t lab[9][12] = {{0}};
+    for (int y = 0; y < 3; y++)
+        for (int x = 0; x < 3; x++) lab[y][x] = 2;
+    for (int y = 1; y < 5; y++)
+        for (int x = 5; x < 11; x++) lab[y][x] = 7;
+    for (int x = 2; x < 7; x++) lab[8][x] = 3;
+    lab[6][10] = 9;
+    lab[5][1] = lab[5][2] = lab[6][1] = lab[6][2] = 5;
+    voxa_array L;
+    voxa_array_view(&L, lab, VOXA_I32, 2, shape);
+    int64_t rows[6] = {2, 3, 4, 5, 7, 9};
+    double out[6];
+    CHECK_OK(voxa_measure_perimeter(&L, rows, 6, out));
+    CHECK(out[0] == 8 && out[1] == 3 && out[2] == 0 && out[3] == 4 && out[4] == 16 && out[5] == 0);
+    voxa_array T = L; /* the transpose: a strided view, the same perimeters */
+    T.shape[0] = 12, T.shape[1] = 9, T.strides[0] = 4, T.strides[1] = 48;
+    double tout[6];
+    CHECK_OK(voxa_measure_perimeter(&T, rows, 6, tout));
+    CHECK(!memcmp(out, tout, sizeof out));
+    int64_t unsorted[2] = {7, 2};
+    CHECK_STATUS(voxa_measure_perimeter(&L, unsorted, 2, out), VOXA_EINVAL);
+    CHECK_MSG("ascending");
+    int64_t shape3[3] = {1, 9, 12};
+    voxa_array V;
+    voxa_array_view(&V, lab, VOXA_I32, 3, shape3);
+    CHECK_STATUS(voxa_measure_perimeter(&V, rows, 6, out), VOXA_EINVAL);
+    CHECK_MSG("2-D");
+}
+
 static void test_bad_args(void) {
     uint8_t b[6] = {1, 0, 1, 1, 0, 1};
     uint64_t big[2] = {1, (uint64_t)1 << 63};
@@ -551,6 +588,7 @@ int main(void) {
     RUN(test_empty);
     RUN(test_csv);
     RUN(test_csv_shape);
+    RUN(test_perimeter);
     RUN(test_bad_args);
     VTEST_END();
 }

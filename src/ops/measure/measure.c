@@ -196,7 +196,8 @@ voxa_status voxa__mtable_merge(voxa__mtable *t, const voxa__mtable *p) {
 #define READ_ROW(T, dst, conv)                                                 \
     for (int64_t i = 0; i < n; i++) dst[i] = (conv)(*(const T *)(p + i * st));
 
-static voxa_status read_labels(const voxa_array *a, const char *p, int64_t n, int64_t *dst) {
+voxa_status voxa__measure_read_labels(const voxa_array *a, const char *p, int64_t n,
+                                      int64_t *dst) {
     int64_t st = a->strides[a->ndim - 1];
     switch (a->dtype) {
     case VOXA_U8: READ_ROW(uint8_t, dst, int64_t) break;
@@ -366,7 +367,7 @@ static voxa_status measure_row(voxa__mtable *t, const voxa_array *L, const char 
         default: break;
         }
     }
-    VOXA_CHECK(read_labels(L, p, nx, lb));
+    VOXA_CHECK(voxa__measure_read_labels(L, p, nx, lb));
     return row_i64(t, lb, va, vrow, vb, nx, c, x0);
 }
 

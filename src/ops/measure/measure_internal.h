@@ -55,6 +55,11 @@ double voxa__measure_axis_length(const voxa_measure_table *t, int64_t r, int maj
 double voxa__measure_eccentricity(const voxa_measure_table *t, int64_t r);
 double voxa__measure_orientation(const voxa_measure_table *t, int64_t r);
 
+/* One row of n labels at p (the array's last-axis stride) as int64; EINVAL
+ * for uint64 values above 2^63 - 1. */
+voxa_status voxa__measure_read_labels(const voxa_array *a, const char *p, int64_t n,
+                                      int64_t *dst);
+
 /* Voxels per tile of rows (default 2^22; tests lower it). */
 extern int64_t voxa__measure_tile_voxels;
 

@@ -60,6 +60,16 @@ typedef struct voxa_measure_table {
  *  pass; memory: 4 rows of labels, 3 rows of flags, 3 counts per label. */
 VOXA_API voxa_status voxa_measure_perimeter(const voxa_array *labels, const int64_t *rows,
                                             int64_t n, double *out);
+/** The integer counts behind voxa_measure_perimeter, for the border pixels
+ *  of the core box [core_lo, core_hi) of `labels` only, added to counts
+ *  (n x 3: pixels of weight 1, sqrt(2), (1 + sqrt(2)) / 2). The rest of the
+ *  array is context (2 pixels around the core suffice); beyond the array
+ *  is outside the image. Chunks of an image, each with 2 pixels of its
+ *  neighbours, add up to the whole image's counts. */
+VOXA_API voxa_status voxa_measure_perimeter_counts(const voxa_array *labels,
+                                                   const int64_t *core_lo, const int64_t *core_hi,
+                                                   const int64_t *rows, int64_t n,
+                                                   int64_t *counts);
 
 /** Release the table's arrays (NULL allowed); resets *t. */
 VOXA_API void voxa_measure_table_free(voxa_measure_table *t);

@@ -42,8 +42,8 @@
                "(n, label, "                                                                    \
                "num_pixels, area, centroid, bbox, mean, min, max, sum, centroid_weighted, "     \
                "moments2, std) as bytes")                                                            \
-    X(perimeter, "perimeter(labels, rows) -> bytes of float64: skimage's perimeter of each "  \
-                 "label of rows (2-D)")                                                          \
+    X(perimeter_counts, "perimeter_counts(labels, rows, core_lo, core_hi) -> bytes of "        \
+                        "len(rows) x 3 int64: the weight counts of skimage's perimeter (2-D)")   \
     X(threshold_histogram, "threshold_histogram(image, lo, hi, nbins) -> bytes of int64 counts " \
                            "(Otsu's histogram over a given range)")                       \
     X(preview, "preview(image, labels, spacing=None, point=None, lo_pct=0, hi_pct=0, "         \

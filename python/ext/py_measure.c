@@ -3,8 +3,9 @@
  * tuple (n, label, num_pixels, area, centroid, bbox, mean, min, max, sum,
  * centroid_weighted, moments2, std): n, then each column as bytes (int64 for
  * label, num_pixels and bbox, float64 otherwise; n x ndim, n x 2ndim or
- * n x ndim x ndim row-major for the per-axis ones), None where absent. voxa/regionprops.py checks the
- * arguments and names the columns. */
+ * n x ndim x ndim row-major for the per-axis ones), None where absent.
+ * voxa/regionprops.py checks the arguments and names the columns. Below it,
+ * perimeter_counts (voxa_measure_perimeter_counts). */
 #include "common.h"
 
 static PyObject *col(const void *p, int64_t n, size_t per) {
@@ -57,35 +58,39 @@ done:
     return res;
 }
 
-/* perimeter(labels, rows) -> bytes of len(rows) float64 perimeters
- * (voxa_measure_perimeter; rows: int64 labels, ascending). */
-PyObject *vx_py_perimeter(PyObject *self, PyObject *args, PyObject *kw) {
-    static char *kwlist[] = {"labels", "rows", NULL};
+/* perimeter_counts(labels, rows, core_lo, core_hi) -> bytes of len(rows) x 3
+ * int64 (voxa_measure_perimeter_counts; rows: int64 labels, ascending;
+ * core_lo, core_hi: 2 ints each). */
+PyObject *vx_py_perimeter_counts(PyObject *self, PyObject *args, PyObject *kw) {
+    static char *kwlist[] = {"labels", "rows", "core_lo", "core_hi", NULL};
     PyObject *lab_obj, *rows_obj, *res = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO", kwlist, &lab_obj, &rows_obj)) return NULL;
+    long long lo0, lo1, hi0, hi1;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO(LL)(LL)", kwlist, &lab_obj, &rows_obj, &lo0,
+                                     &lo1, &hi0, &hi1))
+        return NULL;
     vx_bufs b = {0};
     voxa_array lab, rows;
-    double *out = NULL;
+    int64_t *cnt = NULL;
     if (vx_array(&b, lab_obj, 0, "labels", &lab) < 0) goto done;
     if (vx_array(&b, rows_obj, 0, "rows", &rows) < 0) goto done;
-    if (rows.dtype != VOXA_I64 || rows.ndim != 1 || rows.strides[0] != 8) {
+    if (rows.dtype != VOXA_I64 || rows.ndim != 1 || (rows.shape[0] > 1 && rows.strides[0] != 8)) {
         PyErr_SetString(PyExc_TypeError, "rows: a contiguous 1-D int64 array");
         goto done;
     }
-    int64_t n = rows.shape[0];
-    out = PyMem_Malloc((size_t)(n > 0 ? n : 1) * sizeof *out);
-    if (!out) {
+    int64_t n = rows.shape[0], lo[2] = {lo0, lo1}, hi[2] = {hi0, hi1};
+    cnt = PyMem_Calloc((size_t)(n > 0 ? n : 1) * 3, sizeof *cnt);
+    if (!cnt) {
         PyErr_NoMemory();
         goto done;
     }
     voxa_status s;
     Py_BEGIN_ALLOW_THREADS
-    s = voxa_measure_perimeter(&lab, (const int64_t *)rows.data, n, out);
+    s = voxa_measure_perimeter_counts(&lab, lo, hi, (const int64_t *)rows.data, n, cnt);
     Py_END_ALLOW_THREADS
     if (s != VOXA_OK) vx_raise(s);
-    else res = PyBytes_FromStringAndSize((const char *)out, (Py_ssize_t)(n * 8));
+    else res = PyBytes_FromStringAndSize((const char *)cnt, (Py_ssize_t)(n * 3 * 8));
 done:
-    PyMem_Free(out);
+    PyMem_Free(cnt);
     vx_release(&b);
     return res;
 }

@@ -121,11 +121,24 @@ def regionprops_table(label_image, intensity_image=None, properties=("label", "b
 
 def _perimeter(labels, rows, spacing):
     """skimage.measure.perimeter(object, 4) x spacing of every object, in
-    one C pass (voxa_measure_perimeter): to rounding, scikit-image's."""
+    one C pass (voxa_measure_perimeter_counts): to rounding, scikit-image's."""
+    check_perimeter_spacing(spacing)
+    rows = np.ascontiguousarray(rows, np.int64)
+    counts = np.frombuffer(_voxa.perimeter_counts(native(labels), rows, (0, 0), labels.shape),
+                           np.int64).reshape(-1, 3)
+    return perimeter_of(counts, spacing)
+
+
+def check_perimeter_spacing(spacing):
     if spacing is not None and len(np.unique(spacing)) != 1:
         raise NotImplementedError("`perimeter` supports isotropic spacings only")
-    p = np.frombuffer(_voxa.perimeter(native(labels), np.ascontiguousarray(rows, np.int64)),
-                      np.float64).copy()
+
+
+def perimeter_of(counts, spacing):
+    """skimage's weights (1, sqrt(2), (1 + sqrt(2)) / 2) on the (n, 3)
+    counts, times the spacing."""
+    c = counts.astype(np.float64)
+    p = c[:, 0] + c[:, 1] * math.sqrt(2) + c[:, 2] * ((1 + math.sqrt(2)) / 2)
     return p if spacing is None else p * spacing[0]
 
 
@@ -202,7 +215,7 @@ def check_properties(properties, extra_properties, with_intensity, ndim=None, de
     mine = PROPERTIES + DERIVED
     if ndim is not None:
         mine += tuple(p for p in _shape_props.PROPERTIES if _shape_props.computes(p, ndim))
-    if ndim == 2 and delegate:  # in memory: one C pass over the 2-D label image
+    if ndim == 2:  # one C pass over the 2-D label image (chunks: with 2 pixels of context)
         mine += ("perimeter",)
     props = [_ALIASES.get(p, p) for p in properties]
     props = [p if p in mine else None for p in props]

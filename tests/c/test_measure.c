@@ -220,7 +220,8 @@ static void test_moments(void) {
                     continue;
                 }
                 for (int a = 0; a < 3; a++)
-                    for (int b = 0; b < 3; b++) mu[a][b] += (c[a] - m[a] / cnt) * (c[b] - m[b] / cnt);
+                    for (int b = 0; b < 3; b++)
+                        mu[a][b] += (c[a] - m[a] / cnt) * (c[b] - m[b] / cnt);
             }
         for (int a = 0; a < 3; a++)
             for (int b = 0; b < 3; b++) {
@@ -464,8 +465,10 @@ static void test_csv_shape(void) {
     CHECK_OK(voxa_csv_read(path, &c));
     CHECK(c.ncols == 11 && c.nrows == 2);
     if (c.ncols == 11 && c.nrows == 2) {
-        CHECK(!strcmp(c.names[1], "inertia_tensor-0-0") && !strcmp(c.names[2], "inertia_tensor-0-1"));
-        CHECK(!strcmp(c.names[5], "inertia_tensor_eigvals-0") && !strcmp(c.names[10], "orientation"));
+        CHECK(!strcmp(c.names[1], "inertia_tensor-0-0"));
+        CHECK(!strcmp(c.names[2], "inertia_tensor-0-1"));
+        CHECK(!strcmp(c.names[5], "inertia_tensor_eigvals-0"));
+        CHECK(!strcmp(c.names[10], "orientation"));
         for (int64_t r = 0; r < 2; r++) {
             const double *v = c.values + r * 11;
             double a = v[1], b = v[2], d = v[4], h = sqrt((a - d) * (a - d) / 4 + b * b);
@@ -527,6 +530,27 @@ static void test_perimeter(void) {
     double tout[6];
     CHECK_OK(voxa_measure_perimeter(&T, rows, 6, tout));
     CHECK(!memcmp(out, tout, sizeof out));
+    /* counts of four chunks, each with (up to) 2 pixels of its neighbours */
+    int64_t whole[18] = {0}, parts[18] = {0};
+    int64_t lo0[2] = {0, 0}, hi0[2] = {9, 12};
+    CHECK_OK(voxa_measure_perimeter_counts(&L, lo0, hi0, rows, 6, whole));
+    const int64_t cuts[2][3] = {{0, 4, 9}, {0, 7, 12}};
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 2; j++) {
+            int64_t a0 = cuts[0][i] - 2 > 0 ? cuts[0][i] - 2 : 0;
+            int64_t b0 = cuts[1][j] - 2 > 0 ? cuts[1][j] - 2 : 0;
+            int64_t a1 = cuts[0][i + 1] + 2 < 9 ? cuts[0][i + 1] + 2 : 9;
+            int64_t b1 = cuts[1][j + 1] + 2 < 12 ? cuts[1][j + 1] + 2 : 12;
+            voxa_array C = L; /* the chunk with its context, a view */
+            C.data = (char *)L.data + a0 * L.strides[0] + b0 * L.strides[1];
+            C.shape[0] = a1 - a0, C.shape[1] = b1 - b0;
+            int64_t clo[2] = {cuts[0][i] - a0, cuts[1][j] - b0};
+            int64_t chi[2] = {cuts[0][i + 1] - a0, cuts[1][j + 1] - b0};
+            CHECK_OK(voxa_measure_perimeter_counts(&C, clo, chi, rows, 6, parts));
+        }
+    CHECK(!memcmp(whole, parts, sizeof whole));
+    int64_t bad_hi[2] = {10, 12};
+    CHECK_STATUS(voxa_measure_perimeter_counts(&L, lo0, bad_hi, rows, 6, whole), VOXA_EINVAL);
     int64_t unsorted[2] = {7, 2};
     CHECK_STATUS(voxa_measure_perimeter(&L, unsorted, 2, out), VOXA_EINVAL);
     CHECK_MSG("ascending");

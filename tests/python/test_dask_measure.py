@@ -91,12 +91,27 @@ def test_shape_properties(chunks, spacing):
         assert ok.all(), k
 
 
+@pytest.mark.parametrize("chunks", [(1, 1), (2, 3), (7, 40), (13, 5), (50, 60)])
+def test_perimeter_by_chunks(chunks):
+    """Each chunk counts its own border pixels with 2 pixels of its
+    neighbours (chunks thinner than that are merged first): the integer
+    counts add up, so the perimeters equal the in-memory ones bit for bit."""
+    lab = labels((50, 60), 23)
+    x = da.from_array(lab, chunks=chunks)
+    for sp in (None, (0.5, 0.5)):
+        want = voxa.regionprops_table(lab, properties=("label", "perimeter"), spacing=sp)
+        got = vd.regionprops_table(x, properties=("label", "perimeter"), spacing=sp).compute()
+        same(got, want)
+    with pytest.raises(NotImplementedError, match="isotropic"):
+        vd.regionprops_table(x, properties=("perimeter",), spacing=(1, 2))
+
+
 def test_errors_at_the_call():
     x = da.from_array(labels((8, 9), 7), chunks=4)
     with pytest.raises(TypeError, match="integer"):
         vd.regionprops_table(x > 0)
-    with pytest.raises(ValueError, match="'perimeter' not computed here"):
-        vd.regionprops_table(x, properties=("perimeter",))  # in memory, skimage computes it
+    with pytest.raises(ValueError, match="'solidity' not computed here"):
+        vd.regionprops_table(x, properties=("solidity",))  # in memory, skimage computes it
     with pytest.raises(AttributeError, match="intensity_image"):
         vd.regionprops_table(x, properties=("intensity_mean",))
     with pytest.raises(ValueError, match="shape"):

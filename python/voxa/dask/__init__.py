@@ -39,12 +39,13 @@ from .. import _backend, _shape_props, _voxa
 from ..distance import edt_dtype
 from ..morphology import distance_transform_edt as _edt_np
 from ..points import _points_array, balls as _balls_np
-from ..regionprops import (check_intensity, check_labels, check_properties, named_columns,
-                           spacing_array, with_derived)
+from ..regionprops import (check_intensity, check_labels, check_perimeter_spacing,
+                           check_properties, named_columns, perimeter_of, spacing_array,
+                           with_derived)
 from ..restoration import richardson_lucy as _rl_np
 from ..roi import _int_coords, _sizes, extract_patches as _extract_np
 from ._label import label
-from ._measure import measure
+from ._measure import measure, perimeter_counts
 from ._lazy import lazy_output
 from ._morph import fill_holes, morph
 from ._overlap import overlap
@@ -297,13 +298,20 @@ def regionprops_table(label_image, intensity_image=None, properties=("label", "b
         inten = check_intensity(da.asarray(intensity_image), x.shape).rechunk(x.chunks)
     sp = spacing_array(spacing, x.ndim)
     moments = any(p in _shape_props.PROPERTIES for p in props)
+    per = None
+    if "perimeter" in props:
+        check_perimeter_spacing(sp)
+        per = perimeter_counts(x)
     return dask.delayed(_named_table)(measure(x, inten, sp, moments, "intensity_std" in props),
-                                      props, names, separator, x.ndim, sp)
+                                      per, props, names, separator, x.ndim, sp)
 
 
-def _named_table(cols, props, names, separator, ndim, spacing):
+def _named_table(cols, per, props, names, separator, ndim, spacing):
     cols = with_derived(cols, ndim, spacing, props)
     cols.update(_shape_props.columns(cols, ndim, spacing, props))
+    if per is not None:  # (labels, counts) of the chunks, in the table's order
+        rows, counts = per
+        cols["perimeter"] = perimeter_of(counts[np.searchsorted(rows, cols["label"])], spacing)
     return named_columns(cols, props, names, separator)
 
 

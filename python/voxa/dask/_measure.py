@@ -1,21 +1,27 @@
-"""voxa.dask.regionprops_table: the in-memory table of a dask label image,
-from per-chunk measurements merged up a tree.
+"""voxa.dask.regionprops_table: the in-memory table of a dask label image, from
+per-chunk measurements merged up a tree.
 
 Each chunk is measured alone by the C pass (``_voxa.measure``, chunk-local
 coordinates). Its rows become mergeable sums: voxel counts, coordinate sums
-(exact integers: the C centroid is sum / count in float64, and
-rint(centroid x count) gives the sum back while it is below 2^50, checked),
-bounding boxes, intensity sums, minima and maxima, coordinate x intensity
-sums and, for the shape properties and intensity_std, central second
-moments and squared intensity deviations (merged by the parallel axis
-theorem, as Chan et al. merge variances); then shifted to the chunk's origin. Pairs of partial tables
+(exact integers: the C centroid is sum / count in float64, and rint(centroid x
+count) gives the sum back while it is below 2^50, checked), bounding boxes,
+intensity sums, minima and maxima, coordinate x intensity sums and, for the
+shape properties and intensity_std, central second moments and squared
+intensity deviations (merged by the parallel axis theorem, as Chan et al.
+merge variances); then shifted to the chunk's origin. Pairs of partial tables
 merge by label (sums add, boxes and extremes widen) up a binary tree, and the
 root applies the C table's own formulas. Label, num_pixels, area, bbox and
-centroid equal the in-memory table bit for bit; the intensity columns agree
-to rounding (float64 sums in another order, as ``voxa measure`` by blocks).
+centroid equal the in-memory table bit for bit; the intensity columns agree to
+rounding (float64 sums in another order, as ``voxa measure`` by blocks).
 Memory per task: one chunk, or the rows of the labels of its subtree.
+
+The 2-D perimeter needs each border pixel's 3x3 neighbourhood of border
+flags: each chunk, grown by 2 pixels of its neighbours, counts the border
+pixels of its own core per weight (integers), and the counts add up the tree
+(``perimeter_counts``): bit for bit the in-memory perimeter.
 """
 import dask
+import dask.array as da
 import numpy as np
 
 from .. import _voxa
@@ -143,3 +149,70 @@ def measure(labels, intensity, sp, moments=False, std=False):
         parts = [dask.delayed(_merge)(parts[i], parts[i + 1]) if i + 1 < len(parts)
                  else parts[i] for i in range(0, len(parts), 2)]
     return dask.delayed(_table)(parts[0], sp, labels.ndim)
+
+
+def _chunk_perimeter(block, core_lo, core_hi):
+    """(labels in the core, their perimeter weight counts) of one chunk with
+    its context (2 pixels of its neighbours, none at the image's edges)."""
+    block = native(np.asarray(block))
+    core = block[core_lo[0]:core_hi[0], core_lo[1]:core_hi[1]]
+    rows = np.unique(core)
+    rows = np.ascontiguousarray(rows[rows > 0], np.int64)
+    counts = np.frombuffer(_voxa.perimeter_counts(block, rows, core_lo, core_hi),
+                           np.int64).reshape(-1, 3)
+    return rows, counts
+
+
+def _add_counts(a, b):
+    rows = np.concatenate([a[0], b[0]])
+    counts = np.concatenate([a[1], b[1]])
+    order = np.argsort(rows, kind="stable")
+    rows, counts = rows[order], counts[order]
+    if rows.size == 0:
+        return rows, counts
+    starts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
+    return rows[starts], np.add.reduceat(counts, starts, axis=0)
+
+
+def perimeter_counts(labels):
+    """A Delayed of (labels, counts): every label's perimeter weight counts
+    (voxa_measure_perimeter_counts), each chunk counted with 2 pixels of its
+    neighbours around it (what a border pixel's code needs), summed up a tree."""
+    # dask grows a chunk only from chunks at least as wide as the depth
+    fix = {d: _at_least(c, 2) for d, c in enumerate(labels.chunks) if min(c) < 2}
+    if fix:
+        labels = labels.rechunk(fix)
+    depth = {d: 2 if len(c) > 1 else 0 for d, c in enumerate(labels.chunks)}
+    grown = da.overlap.overlap(labels, depth=depth, boundary="none")
+    blocks = grown.to_delayed().ravel()
+    parts = []
+    for idx, blk in zip(np.ndindex(*labels.numblocks), blocks):
+        lo = tuple(0 if i == 0 else depth[d] for d, i in enumerate(idx))
+        size = tuple(labels.chunks[d][i] for d, i in enumerate(idx))
+        hi = tuple(a + b for a, b in zip(lo, size))
+        parts.append(dask.delayed(_chunk_perimeter)(blk, lo, hi))
+    return _tree(parts, _add_counts)
+
+
+def _at_least(chunks, m):
+    """`chunks` of one axis, neighbours merged until each is at least m
+    (a short last one joins the one before; a short axis is one chunk)."""
+    out, run = [], 0
+    for c in chunks:
+        run += c
+        if run >= m:
+            out.append(run)
+            run = 0
+    if run:
+        if out:
+            out[-1] += run
+        else:
+            out.append(run)
+    return tuple(out)
+
+
+def _tree(parts, join):
+    while len(parts) > 1:
+        parts = [dask.delayed(join)(parts[i], parts[i + 1]) if i + 1 < len(parts) else parts[i]
+                 for i in range(0, len(parts), 2)]
+    return parts[0]

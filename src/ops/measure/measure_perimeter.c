@@ -14,7 +14,10 @@
  * and per label the counts of the three weights (integers: exact). The
  * float sum a + b sqrt(2) + c (1 + sqrt(2)) / 2 is rounded three times;
  * scikit-image's histogram @ weights rounds in its own order: the two agree
- * to the last bits. Memory: 4 rows of labels, 3 of flags, 3 counts per label. */
+ * to the last bits. Memory: 5 rows of labels, 3 of flags, 3 counts per label.
+ * voxa_measure_perimeter_counts counts a core box of a larger array (the
+ * rest is context: 2 pixels suffice), so chunks with an overlap of 2 add up
+ * to the whole (voxa.dask). */
 #include "measure_internal.h"
 
 #include <string.h>
@@ -50,40 +53,36 @@ static int64_t find_row(const int64_t *labels, int64_t n, int64_t L) {
     return lo < n && labels[lo] == L ? lo : -1;
 }
 
-voxa_status voxa_measure_perimeter(const voxa_array *labels, const int64_t *rows, int64_t n,
-                                   double *out) {
-    VOXA_FAIL_IF(!labels || !out || (n > 0 && !rows), VOXA_EINVAL, "perimeter: NULL argument");
-    VOXA_CHECK(voxa_array_check(labels, "labels"));
-    VOXA_FAIL_IF(labels->ndim != 2, VOXA_EINVAL, "perimeter: 2-D labels only (these are %d-D)",
-                 labels->ndim);
-    for (int64_t i = 1; i < n; i++)
-        VOXA_FAIL_IF(rows[i] <= rows[i - 1], VOXA_EINVAL, "perimeter: labels not ascending");
+/* Counts (n x 3: weights 1, sqrt(2), (1 + sqrt(2)) / 2) of the border
+ * pixels in the core box [cy0, cy1) x [cx0, cx1), added to cnt. The array
+ * around the core is context: rows and columns beyond the array are
+ * outside the image. Label rows y-2 .. y+2 and flag rows y-1 .. y+1 roll
+ * through 5 and 3 slots. */
+static voxa_status count_core(const voxa_array *labels, int64_t cy0, int64_t cy1, int64_t cx0,
+                              int64_t cx1, const int64_t *rows, int64_t n, int64_t *cnt) {
     int64_t ny = labels->shape[0], nx = labels->shape[1];
-    int64_t *cnt = calloc((size_t)(n > 0 ? n : 1) * 3, sizeof *cnt);
-    int64_t *lab = voxa__malloc((size_t)(nx > 0 ? nx : 1) * 4, sizeof *lab);
+    int64_t *lab = voxa__malloc((size_t)(nx > 0 ? nx : 1) * 5, sizeof *lab);
     uint8_t *flag = voxa__malloc((size_t)(nx > 0 ? nx : 1) * 3, 1);
     voxa_status st = VOXA_OK;
-    VOXA_GOTO_IF(!cnt || !lab || !flag, VOXA_ENOMEM, "perimeter: no memory for %lld labels",
-                 (long long)n);
-    /* label rows y-1 .. y+2 in slots (y+k+1) % 4, flag rows y-1 .. y+1 in (y+k+1) % 3 */
-#define LAB(y) (lab + (((y) + 4) % 4) * nx)
-#define FLAG(y) (flag + (((y) + 3) % 3) * nx)
-#define ROW_PTR(y) ((const char *)labels->data + (y) * labels->strides[0])
-    for (int64_t y = 0; y < 2 && y < ny; y++)
-        if ((st = voxa__measure_read_labels(labels, ROW_PTR(y), nx, LAB(y))) != VOXA_OK) goto done;
-    if (ny > 0) border_row(NULL, LAB(0), ny > 1 ? LAB(1) : NULL, nx, FLAG(0));
-    for (int64_t y = 0; y < ny; y++) {
-        if (y + 2 < ny &&
-            (st = voxa__measure_read_labels(labels, ROW_PTR(y + 2), nx, LAB(y + 2))) != VOXA_OK)
-            goto done;
-        if (y + 1 < ny)
-            border_row(LAB(y), LAB(y + 1), y + 2 < ny ? LAB(y + 2) : NULL, nx, FLAG(y + 1));
-        const int64_t *row = LAB(y), *up = y > 0 ? LAB(y - 1) : NULL;
-        const int64_t *down = y + 1 < ny ? LAB(y + 1) : NULL;
-        const uint8_t *b = FLAG(y), *bu = y > 0 ? FLAG(y - 1) : NULL;
-        const uint8_t *bd = y + 1 < ny ? FLAG(y + 1) : NULL;
+    VOXA_GOTO_IF(!lab || !flag, VOXA_ENOMEM, "perimeter: no memory for rows of %lld",
+                 (long long)nx);
+#define IN(y) ((y) >= 0 && (y) < ny)
+#define LAB(y) (IN(y) ? lab + (((y) % 5 + 5) % 5) * nx : NULL)
+#define FLAG(y) (IN(y) ? flag + (((y) % 3 + 3) % 3) * nx : NULL)
+#define READ(y) (IN(y) ? voxa__measure_read_labels(labels, (const char *)labels->data + \
+                                                   (y) * labels->strides[0], nx, LAB(y)) \
+                       : VOXA_OK)
+    for (int64_t y = cy0 - 2; y <= cy0 + 1 && st == VOXA_OK; y++) st = READ(y);
+    if (st) goto done;
+    for (int64_t y = cy0 - 1; y <= cy0; y++)
+        if (IN(y)) border_row(LAB(y - 1), LAB(y), LAB(y + 1), nx, FLAG(y));
+    for (int64_t y = cy0; y < cy1; y++) {
+        if ((st = READ(y + 2)) != VOXA_OK) goto done;
+        if (IN(y + 1)) border_row(LAB(y), LAB(y + 1), LAB(y + 2), nx, FLAG(y + 1));
+        const int64_t *row = LAB(y), *up = LAB(y - 1), *down = LAB(y + 1);
+        const uint8_t *b = FLAG(y), *bu = FLAG(y - 1), *bd = FLAG(y + 1);
         int64_t prev = 0, r = -1;
-        for (int64_t x = 0; x < nx; x++) {
+        for (int64_t x = cx0; x < cx1; x++) {
             if (!b[x]) continue;
             int64_t L = row[x];
             /* a neighbour counts when it is on the border and of the same label */
@@ -98,15 +97,48 @@ voxa_status voxa_measure_perimeter(const voxa_array *labels, const int64_t *rows
             if (r >= 0) cnt[r * 3 + w - 1]++;
         }
     }
-    for (int64_t i = 0; i < n; i++)
-        out[i] = (double)cnt[i * 3] + (double)cnt[i * 3 + 1] * 1.4142135623730951 +
-                 (double)cnt[i * 3 + 2] * ((1 + 1.4142135623730951) / 2);
+#undef IN
 #undef LAB
 #undef FLAG
-#undef ROW_PTR
+#undef READ
 done:
-    free(cnt);
     voxa__free(lab);
     voxa__free(flag);
+    return st;
+}
+
+static voxa_status check_args(const voxa_array *labels, const int64_t *rows, int64_t n) {
+    VOXA_FAIL_IF(!labels || (n > 0 && !rows), VOXA_EINVAL, "perimeter: NULL argument");
+    VOXA_CHECK(voxa_array_check(labels, "labels"));
+    VOXA_FAIL_IF(labels->ndim != 2, VOXA_EINVAL, "perimeter: 2-D labels only (these are %d-D)",
+                 labels->ndim);
+    for (int64_t i = 1; i < n; i++)
+        VOXA_FAIL_IF(rows[i] <= rows[i - 1], VOXA_EINVAL, "perimeter: labels not ascending");
+    return VOXA_OK;
+}
+
+voxa_status voxa_measure_perimeter_counts(const voxa_array *labels, const int64_t *core_lo,
+                                          const int64_t *core_hi, const int64_t *rows, int64_t n,
+                                          int64_t *counts) {
+    VOXA_CHECK(check_args(labels, rows, n));
+    VOXA_FAIL_IF(!core_lo || !core_hi || !counts, VOXA_EINVAL, "perimeter: NULL argument");
+    for (int d = 0; d < 2; d++)
+        VOXA_FAIL_IF(core_lo[d] < 0 || core_hi[d] > labels->shape[d] || core_lo[d] > core_hi[d],
+                     VOXA_EINVAL, "perimeter: core [%lld, %lld) outside axis %d of %lld",
+                     (long long)core_lo[d], (long long)core_hi[d], d, (long long)labels->shape[d]);
+    return count_core(labels, core_lo[0], core_hi[0], core_lo[1], core_hi[1], rows, n, counts);
+}
+
+voxa_status voxa_measure_perimeter(const voxa_array *labels, const int64_t *rows, int64_t n,
+                                   double *out) {
+    VOXA_CHECK(check_args(labels, rows, n));
+    VOXA_FAIL_IF(!out, VOXA_EINVAL, "perimeter: NULL argument");
+    int64_t *cnt = calloc((size_t)(n > 0 ? n : 1) * 3, sizeof *cnt);
+    VOXA_FAIL_IF(!cnt, VOXA_ENOMEM, "perimeter: no memory for %lld labels", (long long)n);
+    voxa_status st = count_core(labels, 0, labels->shape[0], 0, labels->shape[1], rows, n, cnt);
+    for (int64_t i = 0; st == VOXA_OK && i < n; i++)
+        out[i] = (double)cnt[i * 3] + (double)cnt[i * 3 + 1] * 1.4142135623730951 +
+                 (double)cnt[i * 3 + 2] * ((1 + 1.4142135623730951) / 2);
+    free(cnt);
     return st;
 }

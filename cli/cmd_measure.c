@@ -25,7 +25,7 @@ const char voxa_cmd_measure_help[] =
     "  --properties P,...  columns, in order, among label, area, num_pixels,\n"
     "                      centroid, bbox, intensity_mean, intensity_min,\n"
     "                      intensity_max, intensity_sum, centroid_weighted,\n"
-    "                      intensity_std,\n"
+    "                      intensity_std, perimeter (2-D, isotropic spacing),\n"
     "                      inertia_tensor, inertia_tensor_eigvals,\n"
     "                      axis_major_length, axis_minor_length (2-D, 3-D),\n"
     "                      eccentricity, orientation (2-D)\n"
@@ -76,6 +76,12 @@ int voxa_cmd_measure(int argc, char **argv) {
     voxa_store_info(ls, &lt, &nd, shape);
     if ((rc = cli_spacing_axes("measure", sp, nsp, nd)) != CLI_OK) goto done;
     int flags = voxa_measure_flags_for(props);
+    for (int d = 1; (flags & VOXA_MEASURE_PERIMETER) && d < nsp; d++)
+        if (sp[d] != sp[0]) {
+            rc = cli_error("measure", CLI_USAGE, "perimeter supports isotropic spacings only "
+                           "(--spacing %s)", sp_s);
+            goto done;
+        }
     /* a bad property list fails now, not after a pass over the volume */
     if (voxa_measure_check_properties(props, nd, flags | (is ? VOXA_MEASURE_INTENSITY : 0)) !=
         VOXA_OK) {

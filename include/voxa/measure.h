@@ -47,6 +47,8 @@ typedef struct voxa_measure_table {
      * (VOXA_MEASURE_MOMENTS) */
     double *moments2;
     double spacing[VOXA_MAXDIM]; /* the spacing the table was made with (1: none) */
+    double *perimeter;     /* VOXA_MEASURE_PERIMETER (else NULL): as voxa_measure_perimeter,
+                              in voxels (the CSV multiplies by an isotropic spacing) */
     double *intensity_std; /* VOXA_MEASURE_STD, with intensity (else NULL): the population
                               standard deviation (np.std, ddof 0), from each run's squared
                               deviations merged as Chan et al. merge them (no
@@ -81,7 +83,8 @@ typedef struct voxa_measure_acc voxa_measure_acc;
 enum {
     VOXA_MEASURE_INTENSITY = 1, /* the intensity columns (an intensity image is added) */
     VOXA_MEASURE_MOMENTS = 2,   /* the central second moments (moments2) */
-    VOXA_MEASURE_STD = 4        /* intensity_std (with an intensity image) */
+    VOXA_MEASURE_STD = 4,       /* intensity_std (with an intensity image) */
+    VOXA_MEASURE_PERIMETER = 8  /* perimeter (2-D; voxa_measure_store_with only) */
 };
 
 /** Start an accumulator for an `ndim`-D volume of shape `shape` (origins
@@ -124,15 +127,17 @@ VOXA_API voxa_status voxa_measure_with(const voxa_array *labels, const voxa_arra
 VOXA_API voxa_status voxa_measure_store(struct voxa_store *labels, struct voxa_store *intensity,
                                         const double *spacing, int64_t mem_limit,
                                         voxa_progress progress, voxa_measure_table *t);
-/** voxa_measure_store with `flags` (VOXA_MEASURE_MOMENTS, VOXA_MEASURE_STD). */
+/** voxa_measure_store with `flags` (VOXA_MEASURE_MOMENTS, VOXA_MEASURE_STD and, for 2-D
+ *  labels, VOXA_MEASURE_PERIMETER: a second pass over the labels by blocks of
+ *  rows, each with 2 rows of its neighbours). */
 VOXA_API voxa_status voxa_measure_store_with(struct voxa_store *labels,
                                              struct voxa_store *intensity, const double *spacing,
                                              int64_t mem_limit, int flags, voxa_progress progress,
                                              voxa_measure_table *t);
 /** The flags a table needs for the CSV columns `properties` (as
  *  voxa_measure_write_csv takes them): VOXA_MEASURE_MOMENTS when a shape
- *  property is named, VOXA_MEASURE_STD for intensity_std (unknown names are
- *  left to the writer). */
+ *  property is named, VOXA_MEASURE_STD for intensity_std,
+ *  VOXA_MEASURE_PERIMETER for perimeter (unknown names are left to the writer). */
 VOXA_API int voxa_measure_flags_for(const char *properties);
 /** EINVAL, with the message voxa_measure_write_csv would give, unless
  *  `properties` (NULL: the default) can be written from an `ndim`-D table
@@ -143,8 +148,8 @@ VOXA_API voxa_status voxa_measure_check_properties(const char *properties, int n
 /** Write the table as CSV with a header, atomically (temporary file renamed
  *  when complete). `properties`: comma-separated names among label, area,
  *  num_pixels, centroid, bbox, intensity_mean, intensity_min,
- *  intensity_max, intensity_sum, centroid_weighted, intensity_std (from a
- *  table with it) and, from a table with
+ *  intensity_max, intensity_sum, centroid_weighted, intensity_std and
+ *  perimeter (2-D, isotropic spacing; from a table with them) and, from a table with
  *  moments2, the shape properties inertia_tensor, inertia_tensor_eigvals,
  *  axis_major_length, axis_minor_length (2-D, 3-D), eccentricity and
  *  orientation (2-D), by skimage's formulas; in the column order wanted; NULL: "label,area,centroid,bbox" followed, with intensity, by

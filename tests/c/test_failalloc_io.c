@@ -360,6 +360,25 @@ done:
     return st;
 }
 
+/* The 2-D perimeter's second pass from a store, by blocks of rows, into the CSV. */
+static voxa_status perimeter_job(const void *param, result *r) {
+    (void)param;
+    voxa_status st;
+    voxa_store *sl = NULL;
+    voxa_measure_table t;
+    memset(&t, 0, sizeof t);
+    TRY(voxa_store_open(path_in("lab2d.npy"), &sl));
+    TRY(voxa_measure_store_with(sl, NULL, NULL, 300, VOXA_MEASURE_PERIMETER, (voxa_progress){0},
+                                &t));
+    res_add(r, t.perimeter, (size_t)t.n * sizeof *t.perimeter);
+    TRY(voxa_measure_write_csv(&t, "label,perimeter", path_in("pm.csv")));
+    res_file(r, path_in("pm.csv"));
+done:
+    voxa_measure_table_free(&t);
+    voxa_store_close(sl);
+    return st;
+}
+
 static voxa_status args_job(const void *param, result *r) {
     (void)param;
     voxa_status st;
@@ -444,6 +463,13 @@ static void test_misc(void) {
     CHECK_OK(voxa_write(path_in("img.npy"), &src));
     CHECK_OK(voxa_write(path_in("lab.zarr"), &lab));
     sweep("measure + preview from stores, csv", store_job, NULL, NULL);
+    voxa_array lab2;
+    make(&lab2, VOXA_U8, 2, 0, 63);
+    for (int64_t k = 0; k < voxa_array_size(&lab2); k++)
+        ((uint8_t *)lab2.data)[k] = (uint8_t)(vtest_rand(&(unsigned long long){k + 11}) % 4);
+    CHECK_OK(voxa_write(path_in("lab2d.npy"), &lab2));
+    sweep("2-D perimeter from a store, csv", perimeter_job, NULL, NULL);
+    voxa_array_free(&lab2);
     FILE *f = fopen(path_in("pts.csv"), "w");
     if (f) {
         fputs("z,y,x\n1,2,3\n4.5,6,7\n0,0,0\n", f);

@@ -549,6 +549,17 @@ static void test_perimeter(void) {
             CHECK_OK(voxa_measure_perimeter_counts(&C, clo, chi, rows, 6, parts));
         }
     CHECK(!memcmp(whole, parts, sizeof whole));
+    /* from a store, by blocks of rows (a 100-byte limit: 1 row per block) */
+    voxa_store *s;
+    voxa_measure_table st;
+    CHECK_OK(voxa_store_wrap(&L, &s));
+    CHECK_OK(voxa_measure_store_with(s, NULL, NULL, 100, VOXA_MEASURE_PERIMETER,
+                                     (voxa_progress){0}, &st));
+    CHECK(st.n == 5 && st.perimeter); /* labels 2, 3, 5, 7, 9 (4 has no pixel) */
+    const double want[5] = {8, 3, 4, 16, 0};
+    for (int64_t i = 0; st.perimeter && i < st.n; i++) CHECK(st.perimeter[i] == want[i]);
+    voxa_measure_table_free(&st);
+    voxa_store_close(s);
     int64_t bad_hi[2] = {10, 12};
     CHECK_STATUS(voxa_measure_perimeter_counts(&L, lo0, bad_hi, rows, 6, whole), VOXA_EINVAL);
     int64_t unsorted[2] = {7, 2};

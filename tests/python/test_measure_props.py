@@ -341,3 +341,30 @@ def test_perimeter_equals_skimage(seed):
     np.testing.assert_allclose(got["perimeter"], want["perimeter"], rtol=1e-13, atol=1e-12)
     with pytest.raises(NotImplementedError, match="isotropic"):
         voxa.regionprops_table(lab, properties=props, spacing=(1, 2))
+
+
+def test_cli_perimeter_streamed(tmp_path):
+    """`voxa measure --properties ...,perimeter`: a second pass by blocks of
+    rows, each with 2 rows of its neighbours; bit for bit voxa's in-memory
+    perimeter (times an isotropic spacing); anisotropic spacings and 3-D
+    labels are refused before any pass."""
+    import subprocess
+    from conftest import CLI
+    lab = labels((70, 90), 24)
+    np.save(tmp_path / "lab.npy", lab)
+    r = subprocess.run([CLI, "measure", tmp_path / "lab.npy", "-o", tmp_path / "t.csv",
+                        "--properties", "label,perimeter", "--spacing", "0.5,0.5",
+                        "--mem-limit", "2K"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    got = np.loadtxt(tmp_path / "t.csv", delimiter=",", skiprows=1, ndmin=2)
+    want = voxa.regionprops_table(lab, properties=("label", "perimeter"), spacing=(0.5, 0.5))
+    np.testing.assert_array_equal(got[:, 0], want["label"])
+    np.testing.assert_array_equal(got[:, 1], want["perimeter"])
+    r = subprocess.run([CLI, "measure", tmp_path / "lab.npy", "-o", tmp_path / "u.csv",
+                        "--properties", "perimeter", "--spacing", "1,2"],
+                       capture_output=True, text=True)
+    assert r.returncode == 2 and "isotropic" in r.stderr and not (tmp_path / "u.csv").exists()
+    np.save(tmp_path / "lab3.npy", labels((5, 20, 20), 25))
+    r = subprocess.run([CLI, "measure", tmp_path / "lab3.npy", "-o", tmp_path / "u.csv",
+                        "--properties", "perimeter"], capture_output=True, text=True)
+    assert r.returncode == 2 and "2-D labels" in r.stderr

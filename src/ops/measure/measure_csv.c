@@ -10,10 +10,11 @@
 #include <string.h>
 
 enum { P_LABEL, P_AREA, P_NUM_PIXELS, P_CENTROID, P_BBOX, P_MEAN, P_MIN, P_MAX, P_SUM, P_WCENTROID,
-       P_STD, P_TENSOR, P_EIGVALS, P_MAJOR, P_MINOR, P_ECCENTRICITY, P_ORIENTATION, P_COUNT };
+       P_STD, P_PERIMETER, P_TENSOR, P_EIGVALS, P_MAJOR, P_MINOR, P_ECCENTRICITY, P_ORIENTATION, P_COUNT };
 static const char *const prop_names[P_COUNT] = {
     "label", "area", "num_pixels", "centroid", "bbox", "intensity_mean", "intensity_min",
-    "intensity_max", "intensity_sum", "centroid_weighted", "intensity_std", "inertia_tensor",
+    "intensity_max", "intensity_sum", "centroid_weighted", "intensity_std", "perimeter",
+    "inertia_tensor",
     "inertia_tensor_eigvals", "axis_major_length", "axis_minor_length", "eccentricity",
     "orientation"};
 
@@ -44,7 +45,8 @@ static voxa_status each_word(const char *text, word_fn f, void *ctx) {
 }
 
 typedef struct parse {
-    int ndim, intensity, moments, std; /* what the table has */
+    int ndim, intensity, moments, std, perimeter; /* what the table has */
+    int anisotropic;                              /* its spacing differs between axes */
     int *ids, n;
 } parse;
 
@@ -54,7 +56,7 @@ static voxa_status take(const char *p, size_t len, void *ctx) {
     VOXA_FAIL_IF(id < 0, VOXA_EINVAL,
                  "properties: unknown property '%.*s' (known: label, area, num_pixels, "
                  "centroid, bbox, intensity_mean, intensity_min, intensity_max, "
-                 "intensity_sum, centroid_weighted, intensity_std, inertia_tensor, "
+                 "intensity_sum, centroid_weighted, intensity_std, perimeter, inertia_tensor, "
                  "inertia_tensor_eigvals, "
                  "axis_major_length, axis_minor_length, eccentricity, orientation)",
                  (int)len, p);
@@ -62,6 +64,12 @@ static voxa_status take(const char *p, size_t len, void *ctx) {
                  "properties: '%s' needs an intensity image", prop_names[id]);
     VOXA_FAIL_IF(id == P_STD && !q->std, VOXA_EINVAL,
                  "properties: 'intensity_std' needs the deviations (VOXA_MEASURE_STD)");
+    VOXA_FAIL_IF(id == P_PERIMETER && q->ndim > 0 && q->ndim != 2, VOXA_EINVAL,
+                 "properties: 'perimeter' is defined for 2-D labels (these are %d-D)", q->ndim);
+    VOXA_FAIL_IF(id == P_PERIMETER && !q->perimeter, VOXA_EINVAL,
+                 "properties: 'perimeter' needs its pass (VOXA_MEASURE_PERIMETER)");
+    VOXA_FAIL_IF(id == P_PERIMETER && q->anisotropic, VOXA_EINVAL,
+                 "properties: 'perimeter' supports isotropic spacings only (as scikit-image)");
     VOXA_FAIL_IF(id >= P_TENSOR && !q->moments, VOXA_EINVAL,
                  "properties: '%s' needs the second moments (VOXA_MEASURE_MOMENTS)",
                  prop_names[id]);
@@ -82,13 +90,14 @@ static voxa_status flag_word(const char *p, size_t len, void *ctx) {
     int id = prop_id(p, len);
     if (id >= P_TENSOR) *(int *)ctx |= VOXA_MEASURE_MOMENTS;
     if (id == P_STD) *(int *)ctx |= VOXA_MEASURE_STD;
+    if (id == P_PERIMETER) *(int *)ctx |= VOXA_MEASURE_PERIMETER;
     return VOXA_OK;
 }
 
 voxa_status voxa_measure_check_properties(const char *properties, int ndim, int flags) {
     int ids[MAXPROPS];
     parse q = {ndim, flags & VOXA_MEASURE_INTENSITY, flags & VOXA_MEASURE_MOMENTS,
-               flags & VOXA_MEASURE_STD, ids, 0};
+               flags & VOXA_MEASURE_STD, flags & VOXA_MEASURE_PERIMETER, 0, ids, 0};
     if (!properties) return VOXA_OK; /* the default columns */
     VOXA_CHECK(each_word(properties, take, &q));
     VOXA_FAIL_IF(q.n == 0, VOXA_EINVAL, "properties: empty list");
@@ -126,6 +135,7 @@ static double cell(const voxa_measure_table *t, int id, int64_t r, int c) {
     case P_CENTROID: return t->centroid[r * nd + c];
     case P_WCENTROID: return t->centroid_weighted[r * nd + c];
     case P_STD: return t->intensity_std[r];
+    case P_PERIMETER: return t->perimeter[r] * t->spacing[0];
     case P_TENSOR: voxa__measure_tensor(t, r, m); return m[c];
     case P_EIGVALS: voxa__measure_eigvals(t, r, m); return m[c];
     case P_MAJOR: return voxa__measure_axis_length(t, r, 1);
@@ -154,7 +164,10 @@ voxa_status voxa_measure_write_csv(const voxa_measure_table *t, const char *prop
                          ? "label,area,centroid,bbox,intensity_mean,intensity_min,"
                            "intensity_max,intensity_sum,centroid_weighted"
                          : "label,area,centroid,bbox";
-    parse q = {nd, t->has_intensity, t->moments2 != NULL, t->intensity_std != NULL, ids, 0};
+    int aniso = 0;
+    for (int d = 1; d < nd; d++) aniso |= t->spacing[d] != t->spacing[0];
+    parse q = {nd,   t->has_intensity, t->moments2 != NULL, t->intensity_std != NULL,
+               t->perimeter != NULL, aniso, ids, 0};
     VOXA_CHECK(each_word(properties, take, &q));
     n = q.n;
     VOXA_FAIL_IF(n == 0, VOXA_EINVAL, "properties: empty list");

@@ -126,6 +126,7 @@ void voxa_measure_table_free(voxa_measure_table *t) {
     free(t->intensity_sum);
     free(t->centroid_weighted);
     free(t->intensity_std);
+    free(t->perimeter);
     free(t->moments2);
     memset(t, 0, sizeof *t);
 }
@@ -234,6 +235,40 @@ voxa_status voxa_measure_with(const voxa_array *labels, const voxa_array *intens
 
 /* ---- stores --------------------------------------------------------------------- */
 
+/* t->perimeter from a 2-D label store: blocks of whole rows within
+ * mem_limit, each read with 2 rows of its neighbours, their border pixels
+ * counted per weight (voxa_measure_perimeter_counts) and summed. */
+static voxa_status perimeter_store(voxa_store *labels, const int64_t *shape, voxa_dtype lt,
+                                   int64_t mem_limit, voxa_measure_table *t) {
+    int64_t ny = shape[0], nx = shape[1] > 0 ? shape[1] : 1, n = t->n;
+    int64_t rows = mem_limit / (nx * (int64_t)voxa_dtype_size(lt)) - 4;
+    if (rows < 1) rows = 1;
+    int64_t *cnt = calloc((size_t)(n > 0 ? n : 1) * 3, sizeof *cnt);
+    t->perimeter = malloc((size_t)(n > 0 ? n : 1) * sizeof *t->perimeter);
+    voxa_array buf = {0};
+    voxa_status st = VOXA_OK;
+    VOXA_GOTO_IF(!cnt || !t->perimeter, VOXA_ENOMEM, "perimeter: no memory for %lld labels",
+                 (long long)n);
+    int64_t bshape[2] = {rows + 4 < ny ? rows + 4 : ny, shape[1]};
+    if ((st = voxa_array_new(&buf, lt, 2, bshape)) != VOXA_OK) goto done;
+    for (int64_t y0 = 0; y0 < ny; y0 += rows) {
+        int64_t y1 = y0 + rows < ny ? y0 + rows : ny;
+        int64_t a0 = y0 - 2 > 0 ? y0 - 2 : 0, a1 = y1 + 2 < ny ? y1 + 2 : ny;
+        voxa_array v = buf;
+        v.owner = NULL;
+        v.shape[0] = a1 - a0;
+        int64_t at[2] = {a0, 0}, lo[2] = {y0 - a0, 0}, hi[2] = {y1 - a0, shape[1]};
+        if ((st = voxa_store_read(labels, at, &v)) != VOXA_OK) goto done;
+        if ((st = voxa_measure_perimeter_counts(&v, lo, hi, t->label, n, cnt)) != VOXA_OK)
+            goto done;
+    }
+    voxa__perimeter_of_counts(cnt, n, t->perimeter);
+done:
+    free(cnt);
+    voxa_array_free(&buf);
+    return st;
+}
+
 voxa_status voxa_measure_store(voxa_store *labels, voxa_store *intensity, const double *spacing,
                                int64_t mem_limit, voxa_progress progress,
                                voxa_measure_table *t) {
@@ -278,10 +313,14 @@ voxa_status voxa_measure_store_with(voxa_store *labels, voxa_store *intensity,
     voxa_status st = VOXA_OK;
     voxa_measure_acc *acc = NULL;
     voxa_array lbuf = {0}, ibuf = {0};
-    VOXA_FAIL_IF(flags & ~(VOXA_MEASURE_MOMENTS | VOXA_MEASURE_STD), VOXA_EINVAL,
-                 "flags: %d (VOXA_MEASURE_MOMENTS | _STD; intensity follows the intensity store)",
-                 flags);
-    VOXA_CHECK(voxa_measure_acc_new(nd, shape, flags | (intensity ? VOXA_MEASURE_INTENSITY : 0),
+    VOXA_FAIL_IF(flags & ~(VOXA_MEASURE_MOMENTS | VOXA_MEASURE_STD | VOXA_MEASURE_PERIMETER),
+                 VOXA_EINVAL, "flags: %d (VOXA_MEASURE_MOMENTS | _STD | _PERIMETER; intensity "
+                 "follows the intensity store)", flags);
+    VOXA_FAIL_IF((flags & VOXA_MEASURE_PERIMETER) && nd != 2, VOXA_EINVAL,
+                 "perimeter: 2-D labels only (these are %d-D)", nd);
+    VOXA_CHECK(voxa_measure_acc_new(nd, shape,
+                                    (flags & ~VOXA_MEASURE_PERIMETER) |
+                                        (intensity ? VOXA_MEASURE_INTENSITY : 0),
                                     &acc));
     st = voxa_array_new(&lbuf, lt, nd, block);
     if (st == VOXA_OK && intensity) st = voxa_array_new(&ibuf, it, nd, block);
@@ -303,9 +342,12 @@ voxa_status voxa_measure_store_with(voxa_store *labels, voxa_store *intensity,
         if (st != VOXA_OK) goto done;
     }
     st = voxa_measure_acc_table(acc, spacing, t);
+    if (st == VOXA_OK && (flags & VOXA_MEASURE_PERIMETER))
+        st = perimeter_store(labels, shape, lt, mem_limit, t);
 done:
     voxa_array_free(&lbuf);
     voxa_array_free(&ibuf);
     voxa_measure_acc_free(acc);
+    if (st != VOXA_OK) voxa_measure_table_free(t);
     return st;
 }

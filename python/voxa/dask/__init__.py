@@ -44,6 +44,7 @@ from ..regionprops import (check_intensity, check_labels, check_perimeter_spacin
                            with_derived)
 from ..restoration import richardson_lucy as _rl_np
 from ..roi import _int_coords, _sizes, extract_patches as _extract_np
+from ._chunks import at_least
 from ._label import label
 from ._measure import measure, perimeter_counts
 from ._lazy import lazy_output
@@ -125,7 +126,7 @@ def richardson_lucy(image, psf, num_iter=20, boundary="free", clip=False,
     x = da.asarray(image)
     psf = np.asarray(psf)
     if psf.ndim == x.ndim:  # every chunk at least the PSF's size (RL needs it)
-        x = x.rechunk(tuple(_at_least(c, m) for c, m in zip(x.chunks, psf.shape)))
+        x = x.rechunk(tuple(at_least(c, m) for c, m in zip(x.chunks, psf.shape)))
     lo, hi = _voxa.op_halo("deconvolve", x.ndim, psf=psf, iterations=int(num_iter), halo=halo)
     depth = [max(a, b) for a, b in zip(lo, hi)]
     return _overlap(x, routed(_rl_np, backend), depth, np.dtype(dtype), psf=psf,
@@ -135,22 +136,6 @@ def richardson_lucy(image, psf, num_iter=20, boundary="free", clip=False,
                     name="voxa-deconvolve-" + tokenize(x, psf, num_iter, boundary, clip,
                                                        filter_epsilon, accelerate, dtype, halo,
                                                        planning))
-
-
-def _at_least(chunks, m):
-    """Chunks of one axis merged with their neighbours until each has >= m voxels."""
-    out, acc = [], 0
-    for c in chunks:
-        acc += c
-        if acc >= m:
-            out.append(acc)
-            acc = 0
-    if acc:
-        if out:
-            out[-1] += acc
-        else:
-            out.append(acc)
-    return tuple(out)
 
 
 # ---- balls -----------------------------------------------------------------------------

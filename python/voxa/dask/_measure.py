@@ -27,6 +27,7 @@ import numpy as np
 from .. import _voxa
 from .._arrays import native
 from ..regionprops import decode
+from ._chunks import at_least, tree
 
 _EXACT = 2.0**50  # coordinate sums recovered exactly below this
 
@@ -145,10 +146,7 @@ def measure(labels, intensity, sp, moments=False, std=False):
     for idx, lb, ib in zip(np.ndindex(*labels.numblocks), lblocks, iblocks):
         origin = [int(starts[d][i]) for d, i in enumerate(idx)]
         parts.append(dask.delayed(_partial)(lb, ib, origin, moments, std))
-    while len(parts) > 1:
-        parts = [dask.delayed(_merge)(parts[i], parts[i + 1]) if i + 1 < len(parts)
-                 else parts[i] for i in range(0, len(parts), 2)]
-    return dask.delayed(_table)(parts[0], sp, labels.ndim)
+    return dask.delayed(_table)(tree(parts, _merge), sp, labels.ndim)
 
 
 def _chunk_perimeter(block, core_lo, core_hi):
@@ -179,7 +177,7 @@ def perimeter_counts(labels):
     (voxa_measure_perimeter_counts), each chunk counted with 2 pixels of its
     neighbours around it (what a border pixel's code needs), summed up a tree."""
     # dask grows a chunk only from chunks at least as wide as the depth
-    fix = {d: _at_least(c, 2) for d, c in enumerate(labels.chunks) if min(c) < 2}
+    fix = {d: at_least(c, 2) for d, c in enumerate(labels.chunks) if min(c) < 2}
     if fix:
         labels = labels.rechunk(fix)
     depth = {d: 2 if len(c) > 1 else 0 for d, c in enumerate(labels.chunks)}
@@ -191,28 +189,4 @@ def perimeter_counts(labels):
         size = tuple(labels.chunks[d][i] for d, i in enumerate(idx))
         hi = tuple(a + b for a, b in zip(lo, size))
         parts.append(dask.delayed(_chunk_perimeter)(blk, lo, hi))
-    return _tree(parts, _add_counts)
-
-
-def _at_least(chunks, m):
-    """`chunks` of one axis, neighbours merged until each is at least m
-    (a short last one joins the one before; a short axis is one chunk)."""
-    out, run = [], 0
-    for c in chunks:
-        run += c
-        if run >= m:
-            out.append(run)
-            run = 0
-    if run:
-        if out:
-            out[-1] += run
-        else:
-            out.append(run)
-    return tuple(out)
-
-
-def _tree(parts, join):
-    while len(parts) > 1:
-        parts = [dask.delayed(join)(parts[i], parts[i + 1]) if i + 1 < len(parts) else parts[i]
-                 for i in range(0, len(parts), 2)]
-    return parts[0]
+    return tree(parts, _add_counts)

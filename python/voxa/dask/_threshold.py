@@ -18,6 +18,7 @@ import numpy as np
 from .. import _voxa
 from .._arrays import native
 from ..threshold import _otsu_args, _otsu_of_hist, threshold as _threshold_np
+from ._chunks import tree
 
 
 def _range(lo, hi, dtype):
@@ -62,7 +63,7 @@ def _widen(a, b):  # np.minimum / np.maximum: a NaN anywhere stays
 
 def _range_of(x):
     """(lo, hi) of x as two Delayed, from one pass (min and max per chunk)."""
-    r = _tree([dask.delayed(_minmax)(b) for b in x.to_delayed().ravel()], _widen)
+    r = tree([dask.delayed(_minmax)(b) for b in x.to_delayed().ravel()], _widen)
     return r[0], r[1]
 
 
@@ -80,13 +81,6 @@ def _select(counts, lo, hi, nbins, dtype, out_dtype):
 
 def _constant_or(lo, hi, t):
     return np.asarray(lo if lo == hi else t, np.asarray(t).dtype)
-
-
-def _tree(parts, join):
-    while len(parts) > 1:
-        parts = [dask.delayed(join)(parts[i], parts[i + 1]) if i + 1 < len(parts) else parts[i]
-                 for i in range(0, len(parts), 2)]
-    return parts[0]
 
 
 def otsu(x, nbins, hist):
@@ -107,7 +101,7 @@ def otsu(x, nbins, hist):
                          np.float32 if x.dtype == np.float32 else np.float64)
     lo, hi = _range_of(x)
     parts = [dask.delayed(_chunk_counts)(b, lo, hi, nbins) for b in x.to_delayed().ravel()]
-    t = dask.delayed(_select)(_tree(parts, _add), lo, hi, nbins, x.dtype, out_dtype)
+    t = dask.delayed(_select)(tree(parts, _add), lo, hi, nbins, x.dtype, out_dtype)
     return da.from_delayed(t, (), out_dtype)
 
 

@@ -1,5 +1,5 @@
 """regionprops_table's properties that voxa does not compute itself
-(perimeter, moments, solidity, convex hulls, ...): scikit-image
+(perimeter_crofton, moments, solidity, convex hulls, ...): scikit-image
 computes them, one call for all of them, so their values are scikit-image's.
 
 scikit-image is optional for voxa: asking for such a property without it

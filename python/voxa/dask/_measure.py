@@ -73,43 +73,31 @@ def _merge(a, b):
             v = np.concatenate([a[k], b[k]])[order]
             out[k] = ufunc.reduceat(v, starts, axis=0)
     if "m2" in a:
-        out["m2"] = _merge_moments(a, b, order, starts)
+        out["m2"] = _merge_spread(a, b, order, starts, "m2", "csum")
     if "isq" in a:
-        out["isq"] = _merge_squares(a, b, order, starts)
+        out["isq"] = _merge_spread(a, b, order, starts, "isq", "isum")
     return out
 
 
-def _merge_squares(a, b, order, starts):
-    """Intensity deviations of labels found in both halves: qa + qb + d^2
-    na nb / (na + nb), d the difference of their mean intensities (as the
-    C pass merges its tiles)."""
-    q = np.concatenate([a["isq"], b["isq"]])[order]
+def _merge_spread(a, b, order, starts, key, sums):
+    """Spreads about the mean of labels found in both halves, by the parallel
+    axis theorem (as Chan et al. merge variances, and the C pass its tiles):
+    qa + qb + d d^T na nb / (na + nb), d the difference of the halves' means
+    (sums / counts). `key`: the squared intensity deviations (isq, with the
+    intensity sums) or the central second moments (m2, with the coordinate
+    sums). A label appears at most once per half: a group is one row or two."""
+    q = np.concatenate([a[key], b[key]])[order]
     cnt = np.concatenate([a["count"], b["count"]])[order].astype(np.float64)
-    s = np.concatenate([a["isum"], b["isum"]])[order]
+    s = np.concatenate([a[sums], b[sums]])[order].astype(np.float64)
     out = q[starts].copy()
     two = starts[np.diff(np.r_[starts, len(order)]) == 2]
     if len(two):
         na, nb = cnt[two], cnt[two + 1]
-        d = s[two + 1] / nb - s[two] / na
-        out[np.searchsorted(starts, two)] = q[two] + q[two + 1] + d * d * (na * nb / (na + nb))
-    return out
-
-
-def _merge_moments(a, b, order, starts):
-    """Central second moments of labels found in both halves: Ma + Mb +
-    d d^T na nb / (na + nb), d the difference of their means (the parallel
-    axis theorem, as Chan et al. merge variances). A label appears at most
-    once per half, so a group is one row or two."""
-    m2 = np.concatenate([a["m2"], b["m2"]])[order]
-    cnt = np.concatenate([a["count"], b["count"]])[order].astype(np.float64)
-    csum = np.concatenate([a["csum"], b["csum"]])[order].astype(np.float64)
-    out = m2[starts].copy()
-    two = starts[np.diff(np.r_[starts, len(order)]) == 2]
-    if len(two):
-        na, nb = cnt[two], cnt[two + 1]
-        d = csum[two] / na[:, None] - csum[two + 1] / nb[:, None]
-        out[np.searchsorted(starts, two)] = (m2[two] + m2[two + 1] + d[:, :, None] * d[:, None, :]
-                                             * (na * nb / (na + nb))[:, None, None])
+        lift = (slice(None),) + (None,) * (s.ndim - 1)  # counts against per-axis sums
+        d = s[two] / na[lift] - s[two + 1] / nb[lift]
+        dd = d * d if d.ndim == 1 else d[:, :, None] * d[:, None, :]
+        w = (na * nb / (na + nb))[(slice(None),) + (None,) * (dd.ndim - 1)]
+        out[np.searchsorted(starts, two)] = q[two] + q[two + 1] + dd * w
     return out
 
 

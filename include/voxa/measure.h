@@ -72,6 +72,10 @@ VOXA_API voxa_status voxa_measure_perimeter_counts(const voxa_array *labels,
                                                    const int64_t *core_lo, const int64_t *core_hi,
                                                    const int64_t *rows, int64_t n,
                                                    int64_t *counts);
+/** The perimeters (in voxels) of n labels from their counts (n x 3, as
+ *  voxa_measure_perimeter_counts gives them): c0 + c1 sqrt(2) +
+ *  c2 (1 + sqrt(2)) / 2, the one place these weights are applied. */
+VOXA_API void voxa_measure_perimeter_of_counts(const int64_t *counts, int64_t n, double *out);
 
 /** Release the table's arrays (NULL allowed); resets *t. */
 VOXA_API void voxa_measure_table_free(voxa_measure_table *t);

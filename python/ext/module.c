@@ -44,6 +44,8 @@
                "moments2, std) as bytes")                                                            \
     X(perimeter_counts, "perimeter_counts(labels, rows, core_lo, core_hi) -> bytes of "        \
                         "len(rows) x 3 int64: the weight counts of skimage's perimeter (2-D)")   \
+    X(perimeter_of_counts, "perimeter_of_counts(counts) -> bytes of float64: the perimeters "  \
+                           "of (n, 3) int64 weight counts")                                    \
     X(threshold_histogram, "threshold_histogram(image, lo, hi, nbins) -> bytes of int64 counts " \
                            "(Otsu's histogram over a given range)")                       \
     X(preview, "preview(image, labels, spacing=None, point=None, lo_pct=0, hi_pct=0, "         \

@@ -5,7 +5,7 @@
  * label, num_pixels and bbox, float64 otherwise; n x ndim, n x 2ndim or
  * n x ndim x ndim row-major for the per-axis ones), None where absent.
  * voxa/regionprops.py checks the arguments and names the columns. Below it,
- * perimeter_counts (voxa_measure_perimeter_counts). */
+ * perimeter_counts and perimeter_of_counts (voxa_measure_perimeter_*). */
 #include "common.h"
 
 static PyObject *col(const void *p, int64_t n, size_t per) {
@@ -91,6 +91,29 @@ PyObject *vx_py_perimeter_counts(PyObject *self, PyObject *args, PyObject *kw) {
     else res = PyBytes_FromStringAndSize((const char *)cnt, (Py_ssize_t)(n * 3 * 8));
 done:
     PyMem_Free(cnt);
+    vx_release(&b);
+    return res;
+}
+
+/* perimeter_of_counts(counts) -> bytes of n float64 (counts: n x 3 int64,
+ * contiguous; voxa_measure_perimeter_of_counts). */
+PyObject *vx_py_perimeter_of_counts(PyObject *self, PyObject *args, PyObject *kw) {
+    static char *kwlist[] = {"counts", NULL};
+    PyObject *obj, *res = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O", kwlist, &obj)) return NULL;
+    vx_bufs b = {0};
+    voxa_array c;
+    if (vx_array(&b, obj, 0, "counts", &c) < 0) goto done;
+    if (c.dtype != VOXA_I64 || c.ndim != 2 || c.shape[1] != 3 ||
+        (c.shape[0] > 0 && (c.strides[1] != 8 || c.strides[0] != 24))) {
+        PyErr_SetString(PyExc_TypeError, "counts: a contiguous (n, 3) int64 array");
+        goto done;
+    }
+    res = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(c.shape[0] * 8));
+    if (res)
+        voxa_measure_perimeter_of_counts((const int64_t *)c.data, c.shape[0],
+                                         (double *)PyBytes_AS_STRING(res));
+done:
     vx_release(&b);
     return res;
 }

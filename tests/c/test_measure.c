@@ -503,6 +503,13 @@ static void test_csv_shape(void) {
     unlink(path);
 }
 
+/* Progress of a streamed measure: the last (done, total) seen. */
+static int last_step(int64_t done, int64_t total, void *user) {
+    int64_t *seen = user;
+    seen[0] = done, seen[1] = total, seen[2]++;
+    return 1; /* go on */
+}
+
 /* voxa_measure_perimeter: known values (skimage.measure.perimeter: a 3 x 3
  * square 8, 2 x 2 4, 1 x 5 3, one pixel 0, a 4 x 6 block 16) for objects
  * side by side and on the image's edges, strided views, a label with no
@@ -553,12 +560,26 @@ static void test_perimeter(void) {
     voxa_store *s;
     voxa_measure_table st;
     CHECK_OK(voxa_store_wrap(&L, &s));
+    int64_t seen[3] = {0};
     CHECK_OK(voxa_measure_store_with(s, NULL, NULL, 100, VOXA_MEASURE_PERIMETER,
-                                     (voxa_progress){0}, &st));
+                                     (voxa_progress){last_step, seen}, &st));
+    /* 2 rows per block in the first pass (48 bytes a row), 1 in the second
+     * (100 bytes hold no row beside 4 of context; at least 1): 5 + 9 blocks */
+    CHECK(seen[0] == seen[1] && seen[1] == 14 && seen[2] == 14);
     CHECK(st.n == 5 && st.perimeter); /* labels 2, 3, 5, 7, 9 (4 has no pixel) */
     const double want[5] = {8, 3, 4, 16, 0};
     for (int64_t i = 0; st.perimeter && i < st.n; i++) CHECK(st.perimeter[i] == want[i]);
     voxa_measure_table_free(&st);
+    CHECK_STATUS(voxa_measure_store_with(s, NULL, NULL, 100, 16, (voxa_progress){0}, &st),
+                 VOXA_EINVAL);
+    voxa_store_close(s);
+    voxa_array V3 = L; /* the same labels as 1 x 9 x 12: a 3-D store has no perimeter */
+    V3.ndim = 3, V3.shape[0] = 1, V3.shape[1] = 9, V3.shape[2] = 12;
+    V3.strides[0] = 9 * 48, V3.strides[1] = 48, V3.strides[2] = 4;
+    CHECK_OK(voxa_store_wrap(&V3, &s));
+    CHECK_STATUS(voxa_measure_store_with(s, NULL, NULL, 100, VOXA_MEASURE_PERIMETER,
+                                         (voxa_progress){0}, &st), VOXA_EINVAL);
+    CHECK_MSG("2-D labels only");
     voxa_store_close(s);
     int64_t bad_hi[2] = {10, 12};
     CHECK_STATUS(voxa_measure_perimeter_counts(&L, lo0, bad_hi, rows, 6, whole), VOXA_EINVAL);

@@ -60,10 +60,6 @@ double voxa__measure_orientation(const voxa_measure_table *t, int64_t r);
 voxa_status voxa__measure_read_labels(const voxa_array *a, const char *p, int64_t n,
                                       int64_t *dst);
 
-/* The perimeters from (n x 3) weight counts: c0 + c1 sqrt(2) + c2 (1 + sqrt(2)) / 2
- * (measure_perimeter.c). */
-void voxa__perimeter_of_counts(const int64_t *cnt, int64_t n, double *out);
-
 /* Voxels per tile of rows (default 2^22; tests lower it). */
 extern int64_t voxa__measure_tile_voxels;
 

@@ -107,7 +107,7 @@ done:
     return st;
 }
 
-void voxa__perimeter_of_counts(const int64_t *cnt, int64_t n, double *out) {
+void voxa_measure_perimeter_of_counts(const int64_t *cnt, int64_t n, double *out) {
     const double r2 = 1.4142135623730951; /* sqrt(2), as Python's math.sqrt(2) */
     for (int64_t i = 0; i < n; i++)
         out[i] = (double)cnt[i * 3] + (double)cnt[i * 3 + 1] * r2 +
@@ -143,7 +143,7 @@ voxa_status voxa_measure_perimeter(const voxa_array *labels, const int64_t *rows
     int64_t *cnt = calloc((size_t)(n > 0 ? n : 1) * 3, sizeof *cnt);
     VOXA_FAIL_IF(!cnt, VOXA_ENOMEM, "perimeter: no memory for %lld labels", (long long)n);
     voxa_status st = count_core(labels, 0, labels->shape[0], 0, labels->shape[1], rows, n, cnt);
-    if (st == VOXA_OK) voxa__perimeter_of_counts(cnt, n, out);
+    if (st == VOXA_OK) voxa_measure_perimeter_of_counts(cnt, n, out);
     free(cnt);
     return st;
 }

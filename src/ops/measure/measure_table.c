@@ -235,14 +235,22 @@ voxa_status voxa_measure_with(const voxa_array *labels, const voxa_array *intens
 
 /* ---- stores --------------------------------------------------------------------- */
 
-/* t->perimeter from a 2-D label store: blocks of whole rows within
- * mem_limit, each read with 2 rows of its neighbours, their border pixels
- * counted per weight (voxa_measure_perimeter_counts) and summed. */
-static voxa_status perimeter_store(voxa_store *labels, const int64_t *shape, voxa_dtype lt,
-                                   int64_t mem_limit, voxa_measure_table *t) {
-    int64_t ny = shape[0], nx = shape[1] > 0 ? shape[1] : 1, n = t->n;
+/* Rows per block of the perimeter pass: with the 4 rows of context, within
+ * mem_limit (at least 1). */
+static int64_t perimeter_rows(const int64_t *shape, voxa_dtype lt, int64_t mem_limit) {
+    int64_t nx = shape[1] > 0 ? shape[1] : 1;
     int64_t rows = mem_limit / (nx * (int64_t)voxa_dtype_size(lt)) - 4;
-    if (rows < 1) rows = 1;
+    return rows < 1 ? 1 : rows;
+}
+
+/* t->perimeter from a 2-D label store: blocks of `rows` whole rows, each
+ * read with 2 rows of its neighbours, their border pixels counted per
+ * weight (voxa_measure_perimeter_counts) and summed; progress goes on from
+ * block `done` of `total`. */
+static voxa_status perimeter_store(voxa_store *labels, const int64_t *shape, voxa_dtype lt,
+                                   int64_t rows, voxa_progress *progress, int64_t done_blocks,
+                                   int64_t total, voxa_measure_table *t) {
+    int64_t ny = shape[0], n = t->n;
     int64_t *cnt = calloc((size_t)(n > 0 ? n : 1) * 3, sizeof *cnt);
     t->perimeter = malloc((size_t)(n > 0 ? n : 1) * sizeof *t->perimeter);
     voxa_array buf = {0};
@@ -261,8 +269,9 @@ static voxa_status perimeter_store(voxa_store *labels, const int64_t *shape, vox
         if ((st = voxa_store_read(labels, at, &v)) != VOXA_OK) goto done;
         if ((st = voxa_measure_perimeter_counts(&v, lo, hi, t->label, n, cnt)) != VOXA_OK)
             goto done;
+        if ((st = voxa__progress(progress, ++done_blocks, total)) != VOXA_OK) goto done;
     }
-    voxa__perimeter_of_counts(cnt, n, t->perimeter);
+    voxa_measure_perimeter_of_counts(cnt, n, t->perimeter);
 done:
     free(cnt);
     voxa_array_free(&buf);
@@ -310,6 +319,12 @@ voxa_status voxa_measure_store_with(voxa_store *labels, voxa_store *intensity,
         grid[d] = shape[d] ? (shape[d] + block[d] - 1) / block[d] : 0;
         nblocks *= grid[d];
     }
+    /* the perimeter's pass comes after: its blocks count in the progress */
+    int64_t prows = 0, pblocks = 0;
+    if ((flags & VOXA_MEASURE_PERIMETER) && nd == 2) {
+        prows = perimeter_rows(shape, lt, mem_limit);
+        pblocks = (shape[0] + prows - 1) / prows;
+    }
     voxa_status st = VOXA_OK;
     voxa_measure_acc *acc = NULL;
     voxa_array lbuf = {0}, ibuf = {0};
@@ -338,12 +353,14 @@ voxa_status voxa_measure_store_with(voxa_store *labels, voxa_store *intensity,
         st = voxa_store_read(labels, lo, &lv);
         if (st == VOXA_OK && intensity) st = voxa_store_read(intensity, lo, &iv);
         if (st == VOXA_OK) st = voxa_measure_add(acc, &lv, intensity ? &iv : NULL, lo);
-        if (st == VOXA_OK) st = voxa__progress(&progress, b + 1, nblocks);
+        if (st == VOXA_OK) st = voxa__progress(&progress, b + 1, nblocks + pblocks);
         if (st != VOXA_OK) goto done;
     }
     st = voxa_measure_acc_table(acc, spacing, t);
+    voxa_array_free(&lbuf); /* the first pass's blocks: not held during the second */
+    voxa_array_free(&ibuf);
     if (st == VOXA_OK && (flags & VOXA_MEASURE_PERIMETER))
-        st = perimeter_store(labels, shape, lt, mem_limit, t);
+        st = perimeter_store(labels, shape, lt, prows, &progress, nblocks, nblocks + pblocks, t);
 done:
     voxa_array_free(&lbuf);
     voxa_array_free(&ibuf);

@@ -89,3 +89,17 @@ def test_histogram_is_per_chunk():
     t = vd.threshold_otsu(x)
     names = {k[0] if isinstance(k, tuple) else k for k in dict(t.__dask_graph__())}
     assert sum(str(n).startswith("_chunk_counts") for n in names) == x.npartitions
+
+
+@pytest.mark.parametrize("base", [2**60, -(2**60)])
+def test_int64_beyond_2_53(base):
+    """Integer chunks whose values pass 2^53 (a narrow range far from 0) are
+    counted by np.bincount, not the C histogram, which takes float ends;
+    scikit-image cannot allocate its bincount there, so voxa in memory is
+    the reference."""
+    import voxa
+    rng = np.random.default_rng(7)
+    a = (base + rng.integers(0, 100, (30, 41))).astype(np.int64)
+    got = vd.threshold_otsu(da.from_array(a, chunks=(7, 9))).compute()[()]
+    want = voxa.threshold_otsu(a)
+    assert got == want and got.dtype == want.dtype and abs(int(got)) > 2**53

@@ -120,28 +120,31 @@ static int ncols_of(int id, int nd) {
     }
 }
 
-static double cell(const voxa_measure_table *t, int id, int64_t r, int c) {
+/* The ncols_of(id) values of property `id` for row r, into v: a row's
+ * tensor or eigenvalues are computed once for all their columns. */
+static void cells(const voxa_measure_table *t, int id, int64_t r, double *v) {
     int nd = t->ndim;
-    double m[VOXA_MAXDIM * VOXA_MAXDIM];
     switch (id) {
-    case P_LABEL: return (double)t->label[r];
-    case P_NUM_PIXELS: return (double)t->num_pixels[r];
-    case P_AREA: return t->area[r];
-    case P_MEAN: return t->intensity_mean[r];
-    case P_MIN: return t->intensity_min[r];
-    case P_MAX: return t->intensity_max[r];
-    case P_SUM: return t->intensity_sum[r];
-    case P_BBOX: return (double)t->bbox[r * 2 * nd + c];
-    case P_CENTROID: return t->centroid[r * nd + c];
-    case P_WCENTROID: return t->centroid_weighted[r * nd + c];
-    case P_STD: return t->intensity_std[r];
-    case P_PERIMETER: return t->perimeter[r] * t->spacing[0];
-    case P_TENSOR: voxa__measure_tensor(t, r, m); return m[c];
-    case P_EIGVALS: voxa__measure_eigvals(t, r, m); return m[c];
-    case P_MAJOR: return voxa__measure_axis_length(t, r, 1);
-    case P_MINOR: return voxa__measure_axis_length(t, r, 0);
-    case P_ECCENTRICITY: return voxa__measure_eccentricity(t, r);
-    default: return voxa__measure_orientation(t, r);
+    case P_LABEL: v[0] = (double)t->label[r]; break;
+    case P_NUM_PIXELS: v[0] = (double)t->num_pixels[r]; break;
+    case P_AREA: v[0] = t->area[r]; break;
+    case P_MEAN: v[0] = t->intensity_mean[r]; break;
+    case P_MIN: v[0] = t->intensity_min[r]; break;
+    case P_MAX: v[0] = t->intensity_max[r]; break;
+    case P_SUM: v[0] = t->intensity_sum[r]; break;
+    case P_STD: v[0] = t->intensity_std[r]; break;
+    case P_PERIMETER: v[0] = t->perimeter[r] * t->spacing[0]; break;
+    case P_BBOX:
+        for (int c = 0; c < 2 * nd; c++) v[c] = (double)t->bbox[r * 2 * nd + c];
+        break;
+    case P_CENTROID: memcpy(v, t->centroid + r * nd, (size_t)nd * sizeof *v); break;
+    case P_WCENTROID: memcpy(v, t->centroid_weighted + r * nd, (size_t)nd * sizeof *v); break;
+    case P_TENSOR: voxa__measure_tensor(t, r, v); break;
+    case P_EIGVALS: voxa__measure_eigvals(t, r, v); break;
+    case P_MAJOR: v[0] = voxa__measure_axis_length(t, r, 1); break;
+    case P_MINOR: v[0] = voxa__measure_axis_length(t, r, 0); break;
+    case P_ECCENTRICITY: v[0] = voxa__measure_eccentricity(t, r); break;
+    default: v[0] = voxa__measure_orientation(t, r); break;
     }
 }
 
@@ -180,13 +183,17 @@ voxa_status voxa_measure_write_csv(const voxa_measure_table *t, const char *prop
     out.values = malloc((size_t)(t->n * out.ncols + 1) * sizeof *out.values);
     VOXA_FAIL_IF(!out.values, VOXA_ENOMEM, "table: out of memory for %lld rows",
                  (long long)t->n);
-    for (int i = 0, col = 0; i < n; i++)
-        for (int c = 0; c < ncols_of(ids[i], nd); c++, col++) {
-            col_name(names[col], sizeof names[col], ids[i], c, nd);
-            name_ptr[col] = names[col];
-            for (int64_t r = 0; r < t->n; r++)
-                out.values[r * out.ncols + col] = cell(t, ids[i], r, c);
+    double v[VOXA_MAXDIM * VOXA_MAXDIM];
+    for (int i = 0, col = 0; i < n; col += ncols_of(ids[i], nd), i++) {
+        for (int c = 0; c < ncols_of(ids[i], nd); c++) {
+            col_name(names[col + c], sizeof names[col + c], ids[i], c, nd);
+            name_ptr[col + c] = names[col + c];
         }
+        for (int64_t r = 0; r < t->n; r++) {
+            cells(t, ids[i], r, v);
+            memcpy(out.values + r * out.ncols + col, v, (size_t)ncols_of(ids[i], nd) * sizeof *v);
+        }
+    }
     voxa_status st = voxa_csv_write(path, &out);
     free(out.values);
     return st;

@@ -59,7 +59,8 @@ typedef struct voxa_measure_table {
  *  skimage.measure.perimeter(labels == L, neighborhood=4) gives it (in
  *  voxels; regionprops' `perimeter` multiplies by the spacing): out[i] for
  *  the label rows[i] (n labels, ascending, e.g. a table's `label`). One
- *  pass; memory: 4 rows of labels, 3 rows of flags, 3 counts per label. */
+ *  pass; memory: 5 rows of labels (as int64), 3 rows of flags, 3 counts
+ *  per label. */
 VOXA_API voxa_status voxa_measure_perimeter(const voxa_array *labels, const int64_t *rows,
                                             int64_t n, double *out);
 /** The integer counts behind voxa_measure_perimeter, for the border pixels

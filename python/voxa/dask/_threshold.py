@@ -73,7 +73,7 @@ def _select(counts, lo, hi, nbins, dtype, out_dtype):
         return np.asarray(lo, out_dtype)
     if dtype.kind in "iu":  # bool is kind "b": binned
         centres = np.arange(int(lo), int(hi) + 1)
-    else:  # the edges np.histogram made in every chunk
+    else:  # np.histogram's edges, which every chunk's C histogram used
         edges = np.histogram(np.array([lo, hi]), bins=nbins, range=(lo, hi))[1]
         centres = (edges[:-1] + edges[1:]) / 2.0
     return np.asarray(_otsu_of_hist((counts, centres)), out_dtype)

@@ -174,6 +174,9 @@ typedef struct voxa_op {
     const voxa_op_gpu *gpu; /* the GPU backends' entry, or NULL: cpu only */
     double scratch;       /* working bytes per voxel of a region beyond its
                              input and output (for planning memory) */
+    /* Optional: the same for an output dtype, where it depends on it
+     * (replaces scratch when set). */
+    double (*scratch_for)(const voxa_args *a, voxa_dtype out_dtype);
 } voxa_op;
 
 /* ---- the registry ----------------------------------------------------------- */

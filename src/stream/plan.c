@@ -103,8 +103,9 @@ voxa_status voxa_stream_plan_make(const voxa_args *a, voxa_store *in,
         VOXA_CHECK(voxa_op_halo(a, p->ndim, p->halo_lo, p->halo_hi));
     int64_t limit = o && o->mem_limit > 0 ? o->mem_limit : (int64_t)1 << 30;
     /* label: the input block + the op's scratch, + the output block (below) */
-    double per_grown = label ? (double)in_es + op->scratch
-                             : (double)in_es + (double)out_es + op->scratch;
+    double scratch = op->scratch_for ? op->scratch_for(a, p->out_dtype) : op->scratch;
+    double per_grown = label ? (double)in_es + scratch
+                             : (double)in_es + (double)out_es + scratch;
     int threads = voxa_get_threads();
     const char *env = getenv("VOXA_STREAM_WORKERS"); /* a tuning knob for measurements */
     int want = o && o->workers > 0 ? o->workers : env && atoi(env) > 0 ? atoi(env) : threads + 1;
@@ -160,7 +161,7 @@ voxa_status voxa_stream_plan_make(const voxa_args *a, voxa_store *in,
     set_grid(p);
     if (p->workers > p->nblocks) p->workers = (int)(p->nblocks > 0 ? p->nblocks : 1);
     p->op_threads = threads / p->workers > 0 ? threads / p->workers : 1;
-    p->block_bytes = working_set(p, p->block, p->whole ? (double)in_es + op->scratch : per_grown,
+    p->block_bytes = working_set(p, p->block, p->whole ? (double)in_es + scratch : per_grown,
                                  out_es);
     if (label) {
         int64_t two = voxa__label_pass2_bytes(p);

@@ -169,6 +169,9 @@ voxa_status voxa__rl_gpu_execute(voxa_backend b, voxa_rl_plan *p, const voxa_arr
         voxa_rl_options_init(&defaults);
         opt = &defaults;
     }
+    VOXA_FAIL_IF(p && p->f64, VOXA_EUNSUPPORTED,
+                 "deconvolution: backend '%s': double-precision plans run on the CPU only",
+                 voxa_backend_name(b));
     VOXA_CHECK(voxa__rl_check_args(p, in, out, opt));
 
     int64_t nwin = p->n[0] * p->n[1] * p->n[2], B = p->nbox, nc = p->nc;

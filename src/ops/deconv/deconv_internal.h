@@ -63,6 +63,16 @@ struct voxa_rl_plan {
     int64_t c0;                 /* the PSF's centre along z (its plane goes to
                                  * z index (k0 - c0) mod L0) */
     float *psf;                 /* the PSF, float32 C-contiguous 3-D (for hf) */
+    /* Double precision (VOXA_RL_DOUBLE; deconv_rl64.c): 3-D plans on a
+     * double work buffer (rows * px doubles), H and the border weights in
+     * double. Of the fields above only the geometry, psf_sum and threads
+     * apply; the float buffers, plans and tables stay NULL. */
+    int f64;
+    double *buf64;
+    fftw_complex *hf64, *hb64;  /* hb64 == hf64 unless zero mode, even m */
+    double *wtab64;             /* free mode, as wtab */
+    double *psf64;              /* the PSF, double C-contiguous 3-D */
+    fftw_plan fwd64, inv64;
 };
 
 /* Columns per z-FFT tile of the staged path (8 bytes each: two cache
@@ -142,6 +152,16 @@ void voxa__wisdom_cache_save(const char *path);
  * C-contiguous buffer of the same element count; EINVAL naming `name` and
  * the first index whose value is NaN/inf or does not fit a float. */
 voxa_status voxa__deconv_load_f32(const voxa_array *in, float *dst, const char *name);
+/* The same into double: EINVAL naming the first NaN or infinite value. */
+voxa_status voxa__deconv_load_f64(const voxa_array *in, double *dst, const char *name);
+
+/* voxa_psf_prepare into a new array of dtype dt (VOXA_F32 or VOXA_F64). */
+voxa_status voxa__psf_prepare_as(const voxa_array *raw, int normalize, voxa_dtype dt,
+                                 voxa_array *out);
+
+/* voxa_rl_plan_execute on a double plan (deconv_rl64.c), after its checks. */
+voxa_status voxa__rl_execute_f64(const voxa_rl_plan *p, const voxa_array *in, voxa_array *out,
+                                 const voxa_rl_options *opt);
 
 /* The sum of g[0, n) in double, and EINVAL naming the first index whose
  * value is NaN or infinite when check is set. Blocks of fixed size are

@@ -49,7 +49,12 @@ static pthread_mutex_t fftw_mutex = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t fftw_once = PTHREAD_ONCE_INIT;
 static int fftw_threads_ok;
 
-static void fftw_init(void) { fftw_threads_ok = fftwf_init_threads() != 0; }
+static int fftw64_threads_ok;
+
+static void fftw_init(void) {
+    fftw_threads_ok = fftwf_init_threads() != 0;
+    fftw64_threads_ok = fftw_init_threads() != 0;
+}
 
 void voxa__fftw_lock(void) {
     pthread_once(&fftw_once, fftw_init);
@@ -128,28 +133,35 @@ static int64_t fast_size(int64_t n) {
     }
 }
 
-/* Write h (float32, C-contiguous 3-D extents m) into a zeroed box in the
- * padded r2c layout with h[c] at the origin, transform, scale by 1/|box|. */
-static voxa_status psf_transform(voxa_rl_plan *p, fftwf_plan fwd, const float *h,
-                                 const int64_t *c, fftwf_complex *dst) {
-    float *b = (float *)dst;
-    memset(b, 0, (size_t)(p->rows * p->px) * sizeof(float));
-    for (int64_t k0 = 0; k0 < p->m[0]; k0++)
-        for (int64_t k1 = 0; k1 < p->m[1]; k1++) {
-            int64_t i0 = ((k0 - c[0]) % p->L[0] + p->L[0]) % p->L[0];
-            int64_t i1 = ((k1 - c[1]) % p->L[1] + p->L[1]) % p->L[1];
-            float *row = b + (i0 * p->L[1] + i1) * p->px;
-            const float *src = h + (k0 * p->m[1] + k1) * p->m[2];
-            for (int64_t k2 = 0; k2 < p->m[2]; k2++)
-                row[((k2 - c[2]) % p->L[2] + p->L[2]) % p->L[2]] = src[k2];
-        }
-    fftwf_execute_dft_r2c(fwd, b, dst);
-    float scale = (float)(1.0 / (double)p->nbox);
-    for (int64_t i = 0; i < p->nc; i++) {
-        dst[i][0] *= scale;
-        dst[i][1] *= scale;
+/* Write h (C-contiguous 3-D extents m) into a zeroed box in the padded r2c
+ * layout with h[c] at the origin, transform, scale by 1/|box|: float32
+ * (psf_transform) and double (psf_transform64) plans. */
+#define DEF_PSF_TRANSFORM(NAME, T, CT, PLAN, EXEC)                             \
+    static void NAME(const voxa_rl_plan *p, PLAN fwd, const T *h, const int64_t *c, CT *dst) { \
+        T *b = (T *)dst;                                                       \
+        memset(b, 0, (size_t)(p->rows * p->px) * sizeof(T));                   \
+        for (int64_t k0 = 0; k0 < p->m[0]; k0++)                               \
+            for (int64_t k1 = 0; k1 < p->m[1]; k1++) {                         \
+                int64_t i0 = ((k0 - c[0]) % p->L[0] + p->L[0]) % p->L[0];      \
+                int64_t i1 = ((k1 - c[1]) % p->L[1] + p->L[1]) % p->L[1];      \
+                T *row = b + (i0 * p->L[1] + i1) * p->px;                      \
+                const T *src = h + (k0 * p->m[1] + k1) * p->m[2];              \
+                for (int64_t k2 = 0; k2 < p->m[2]; k2++)                       \
+                    row[((k2 - c[2]) % p->L[2] + p->L[2]) % p->L[2]] = src[k2]; \
+            }                                                                  \
+        EXEC(fwd, b, dst);                                                     \
+        T scale = (T)(1.0 / (double)p->nbox);                                  \
+        for (int64_t i = 0; i < p->nc; i++) {                                  \
+            dst[i][0] *= scale;                                                \
+            dst[i][1] *= scale;                                                \
+        }                                                                      \
     }
-    return VOXA_OK;
+DEF_PSF_TRANSFORM(psf_transform, float, fftwf_complex, fftwf_plan, fftwf_execute_dft_r2c)
+DEF_PSF_TRANSFORM(psf_transform64, double, fftw_complex, fftw_plan, fftw_execute_dft_r2c)
+
+/* The plan's PSF value at flat index i, in double (exact for either copy). */
+static inline double psf_at(const voxa_rl_plan *p, int64_t i) {
+    return p->psf64 ? p->psf64[i] : (double)p->psf[i];
 }
 
 /* Border weights of the wrap-free mode from a summed-area table of h
@@ -182,7 +194,7 @@ static voxa_status weights_rows(int64_t lo, int64_t hi, int tid, void *ctx) {
         if (h0 > p->m[0]) h0 = p->m[0];
         if (l1 < 0) l1 = 0;
         if (h1 > p->m[1]) h1 = p->m[1];
-        float *out = p->wtab + r * p->L[2];
+        float *out = p->wtab ? p->wtab + r * p->L[2] : NULL;
         for (int64_t x2 = 0; x2 < p->L[2]; x2++) {
             int64_t l2 = p->off[2] - x2 + p->m[2] / 2, h2 = l2 + p->n[2];
             if (l2 < 0) l2 = 0;
@@ -191,14 +203,16 @@ static voxa_status weights_rows(int64_t lo, int64_t hi, int tid, void *ctx) {
             if (l0 < h0 && l1 < h1 && l2 < h2)
                 s = SAT(h0, h1, h2) - SAT(l0, h1, h2) - SAT(h0, l1, h2) - SAT(h0, h1, l2) +
                     SAT(l0, l1, h2) + SAT(l0, h1, l2) + SAT(h0, l1, l2) - SAT(l0, l1, l2);
-            out[x2] = s > W->thr ? (float)(1.0 / s) : 0.0f;
+            double w = s > W->thr ? 1.0 / s : 0.0;
+            if (p->wtab64) p->wtab64[r * p->L[2] + x2] = w;
+            else out[x2] = (float)w;
         }
     }
 #undef SAT
     return VOXA_OK;
 }
 
-static voxa_status border_weights(voxa_rl_plan *p, const float *h) {
+static voxa_status border_weights(voxa_rl_plan *p) {
     int64_t a = p->m[0] + 1, b = p->m[1] + 1, cc = p->m[2] + 1;
     double *S = voxa__calloc((size_t)(a * b * cc), sizeof(double));
     if (!S) return voxa__error(VOXA_ENOMEM, "deconvolution: cannot allocate PSF table");
@@ -206,7 +220,7 @@ static voxa_status border_weights(voxa_rl_plan *p, const float *h) {
     for (int64_t i = 1; i < a; i++)
         for (int64_t j = 1; j < b; j++)
             for (int64_t k = 1; k < cc; k++)
-                SAT(i, j, k) = (double)h[((i - 1) * p->m[1] + (j - 1)) * p->m[2] + k - 1] +
+                SAT(i, j, k) = psf_at(p, ((i - 1) * p->m[1] + (j - 1)) * p->m[2] + k - 1) +
                                SAT(i - 1, j, k) + SAT(i, j - 1, k) + SAT(i, j, k - 1) -
                                SAT(i - 1, j - 1, k) - SAT(i - 1, j, k - 1) -
                                SAT(i, j - 1, k - 1) + SAT(i - 1, j - 1, k - 1);
@@ -253,6 +267,65 @@ static void live_ranges(voxa_rl_plan *p) {
 
 /* ---- plan ------------------------------------------------------------------ */
 
+/* The PSF's centre for the forward (cf) and backward (cb) convolution
+ * (deconv.h: zero mode centres the forward one at (m-1)//2); 1 when they
+ * differ, so that the backward one needs its own transform. */
+static int psf_centres(const voxa_rl_plan *p, int64_t *cf, int64_t *cb) {
+    int two = 0;
+    for (int d = 0; d < 3; d++) {
+        cb[d] = p->m[d] / 2;
+        cf[d] = p->boundary == VOXA_RL_ZERO ? (p->m[d] - 1) / 2 : cb[d];
+        if (cf[d] != cb[d]) two = 1;
+    }
+    return two;
+}
+
+/* The double-precision plan (VOXA_RL_DOUBLE) once the geometry is set:
+ * the PSF in double, the border weights, 3-D plans on a double buffer
+ * (aligned by voxa__malloc as FFTW's own allocator would), H. Measured
+ * double plans are not put in the wisdom cache, which holds float wisdom. */
+static voxa_status plan_f64(voxa_rl_plan *p, const voxa_array *psf, int flags) {
+    size_t nreal = (size_t)(p->rows * p->px);
+    p->buf64 = voxa__malloc(nreal, sizeof(double));
+    p->hf64 = voxa__malloc((size_t)p->nc, sizeof(fftw_complex));
+    p->psf64 = voxa__malloc((size_t)(p->m[0] * p->m[1] * p->m[2]), sizeof(double));
+    VOXA_FAIL_IF(!p->buf64 || !p->hf64 || !p->psf64, VOXA_ENOMEM,
+                 "deconvolution: cannot allocate the double FFT buffers (%lld doubles)",
+                 (long long)nreal);
+    voxa__advise_huge_pages(p->buf64, nreal * sizeof(double));
+    voxa__advise_huge_pages(p->hf64, (size_t)p->nc * sizeof(fftw_complex));
+    VOXA_CHECK(voxa__deconv_load_f64(psf, p->psf64, "psf"));
+    if (p->boundary == VOXA_RL_FREE) {
+        p->K[0] = p->m[0] + p->L[0] - p->n[0];
+        p->K[1] = p->m[1] + p->L[1] - p->n[1];
+        p->wtab64 = voxa__malloc((size_t)(p->K[0] * p->K[1] * p->L[2]), sizeof(double));
+        VOXA_FAIL_IF(!p->wtab64, VOXA_ENOMEM, "deconvolution: cannot allocate border weights");
+        VOXA_CHECK(border_weights(p));
+    }
+    int dims[3];
+    for (int d = 0; d < p->ndim; d++) dims[d] = (int)p->L[3 - p->ndim + d];
+    unsigned fl = (flags & VOXA_RL_MEASURE) ? FFTW_MEASURE : FFTW_ESTIMATE;
+    p->threads = voxa_get_threads();
+    VOXA_CHECK(voxa__fftw_lock_for_planning());
+    if (fftw64_threads_ok) fftw_plan_with_nthreads(p->threads);
+    p->fwd64 = fftw_plan_dft_r2c(p->ndim, dims, p->buf64, (fftw_complex *)p->buf64, fl);
+    p->inv64 = fftw_plan_dft_c2r(p->ndim, dims, (fftw_complex *)p->buf64, p->buf64, fl);
+    voxa__fftw_unlock();
+    VOXA_FAIL_IF(!p->fwd64 || !p->inv64, VOXA_EINTERNAL,
+                 "deconvolution: FFTW could not plan a double transform of shape "
+                 "(%lld, %lld, %lld)", (long long)p->L[0], (long long)p->L[1], (long long)p->L[2]);
+    int64_t cf[3], cb[3];
+    int two = psf_centres(p, cf, cb);
+    psf_transform64(p, p->fwd64, p->psf64, cf, p->hf64);
+    p->hb64 = p->hf64;
+    if (two) {
+        p->hb64 = voxa__malloc((size_t)p->nc, sizeof(fftw_complex));
+        VOXA_FAIL_IF(!p->hb64, VOXA_ENOMEM, "deconvolution: cannot allocate PSF transform");
+        psf_transform64(p, p->fwd64, p->psf64, cb, p->hb64);
+    }
+    return VOXA_OK;
+}
+
 void voxa_rl_plan_free(voxa_rl_plan *p) {
     if (!p) return;
     voxa__fftw_lock();
@@ -261,7 +334,14 @@ void voxa_rl_plan_free(voxa_rl_plan *p) {
                          p->rowi[0], p->rowi[1], p->colf,    p->coli};
     for (int i = 0; i < 12; i++)
         if (pl[i]) fftwf_destroy_plan(pl[i]);
+    if (p->fwd64) fftw_destroy_plan(p->fwd64);
+    if (p->inv64) fftw_destroy_plan(p->inv64);
     voxa__fftw_unlock();
+    if (p->hb64 != p->hf64) voxa__free(p->hb64);
+    voxa__free(p->hf64);
+    voxa__free(p->buf64);
+    voxa__free(p->wtab64);
+    voxa__free(p->psf64);
     fftwf_free(p->hxy);
     voxa__free(p->psf);
     if (p->hb != p->hf) fftwf_free(p->hb);
@@ -273,6 +353,10 @@ void voxa_rl_plan_free(voxa_rl_plan *p) {
 
 int64_t voxa_rl_plan_bytes(const voxa_rl_plan *p) {
     if (!p) return 0;
+    if (p->f64)
+        return p->rows * p->px * (int64_t)sizeof(double) +
+               p->nc * (int64_t)sizeof(fftw_complex) * (p->hb64 != p->hf64 ? 2 : 1) +
+               (p->wtab64 ? p->K[0] * p->K[1] * p->L[2] * (int64_t)sizeof(double) : 0);
     int64_t cplx = p->nc * (int64_t)sizeof(fftwf_complex);
     int64_t nh = !p->hf ? 0 : p->hb != p->hf ? 2 : 1;
     return p->rows * p->px * (int64_t)sizeof(float) + cplx * nh +
@@ -292,9 +376,11 @@ voxa_status voxa_rl_plan_new(voxa_rl_plan **out, int ndim, const int64_t *shape,
     VOXA_FAIL_IF(!shape, VOXA_EINVAL, "image: NULL shape");
     VOXA_FAIL_IF((unsigned)boundary > 2, VOXA_EINVAL, "boundary: invalid mode %d",
                  (int)boundary);
-    VOXA_FAIL_IF(flags & ~(VOXA_RL_MEASURE | VOXA_RL_MEASURE_PLANES | VOXA_RL_ESTIMATE),
+    VOXA_FAIL_IF(flags & ~(VOXA_RL_MEASURE | VOXA_RL_MEASURE_PLANES | VOXA_RL_ESTIMATE |
+                           VOXA_RL_DOUBLE),
                  VOXA_EINVAL, "plan flags: unknown bits 0x%x", (unsigned)flags);
-    VOXA_FAIL_IF(flags & (flags - 1), VOXA_EINVAL,
+    int planner = flags & ~VOXA_RL_DOUBLE;
+    VOXA_FAIL_IF(planner & (planner - 1), VOXA_EINVAL,
                  "plan flags: MEASURE, MEASURE_PLANES and ESTIMATE are exclusive");
     VOXA_CHECK(voxa_array_check(psf, "psf"));
     VOXA_FAIL_IF(psf->ndim != ndim, VOXA_EINVAL,
@@ -350,6 +436,12 @@ voxa_status voxa_rl_plan_new(voxa_rl_plan **out, int ndim, const int64_t *shape,
     else if (boundary == VOXA_RL_FREE || boundary == VOXA_RL_PERIODIC)
         p->staged = (senv && !strcmp(senv, "1")) || (boundary == VOXA_RL_FREE ? p->L[0] > 1 : big);
 
+    if (flags & VOXA_RL_DOUBLE) {
+        p->f64 = 1;
+        p->staged = 0;
+        st = plan_f64(p, psf, flags);
+        goto done;
+    }
     p->zdirect = p->staged && voxa__rl_zconv_direct(p);
 
     size_t nreal = (size_t)(p->rows * p->px);
@@ -379,7 +471,7 @@ voxa_status voxa_rl_plan_new(voxa_rl_plan **out, int ndim, const int64_t *shape,
         p->K[1] = p->m[1] + p->L[1] - p->n[1];
         p->wtab = voxa__malloc((size_t)(p->K[0] * p->K[1] * p->L[2]), sizeof(float));
         VOXA_GOTO_IF(!p->wtab, VOXA_ENOMEM, "deconvolution: cannot allocate border weights");
-        st = border_weights(p, p->psf);
+        st = border_weights(p);
         if (st != VOXA_OK) goto done;
         live_ranges(p);
     }
@@ -428,26 +520,19 @@ voxa_status voxa_rl_plan_new(voxa_rl_plan **out, int ndim, const int64_t *shape,
                  (long long)p->L[0], (long long)p->L[1], (long long)p->L[2]);
 
     int64_t cf[3], cb[3];
-    int two = 0;
-    for (int d = 0; d < 3; d++) {
-        cb[d] = p->m[d] / 2;
-        cf[d] = boundary == VOXA_RL_ZERO ? (p->m[d] - 1) / 2 : cb[d];
-        if (cf[d] != cb[d]) two = 1;
-    }
+    int two = psf_centres(p, cf, cb);
     if (p->staged) {
         st = voxa__rl_staged_psf(p);
         if (st != VOXA_OK) goto done;
     } else {
-        st = psf_transform(p, p->fwd, p->psf, cf, p->hf);
-        if (st != VOXA_OK) goto done;
+        psf_transform(p, p->fwd, p->psf, cf, p->hf);
     }
     if (p->staged) {
         p->hb = NULL;
     } else if (two) {
         p->hb = fftwf_malloc((size_t)p->nc * sizeof(fftwf_complex));
         VOXA_GOTO_IF(!p->hb, VOXA_ENOMEM, "deconvolution: cannot allocate PSF transform");
-        st = psf_transform(p, p->fwd, p->psf, cb, p->hb);
-        if (st != VOXA_OK) goto done;
+        psf_transform(p, p->fwd, p->psf, cb, p->hb);
     } else {
         p->hb = p->hf;
     }

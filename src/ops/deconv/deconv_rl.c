@@ -562,6 +562,7 @@ voxa_status voxa_rl_plan_execute(voxa_rl_plan *p, const voxa_array *in, voxa_arr
         opt = &defaults;
     }
     VOXA_CHECK(voxa__rl_check_args(p, in, out, opt));
+    if (p->f64) return voxa__rl_execute_f64(p, in, out, opt);
 
     int64_t nwin = p->n[0] * p->n[1] * p->n[2];
     int contig_f32_in = in->dtype == VOXA_F32 && voxa_array_is_c_contiguous(in);

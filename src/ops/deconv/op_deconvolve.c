@@ -1,8 +1,9 @@
-/* Descriptor of `deconvolve` (voxa_rl_plan_*): Richardson-Lucy in float32 on
- * FFTW. Local with an approximate halo: one PSF extent, the usual practice
+/* Descriptor of `deconvolve` (voxa_rl_plan_*): Richardson-Lucy on FFTW, in
+ * float32, or in double for a float64 output (CPU only). Local with an approximate halo: one PSF extent, the usual practice
  * for chunked RL (exact needs iterations x the extent). */
 #include "op_args.h"
 #include "deconv_gpu.h"
+#include "deconv_internal.h"
 #include "voxa/deconv.h"
 
 #include <unistd.h>
@@ -34,8 +35,10 @@ static const voxa_param params[NPARAMS] = {
     [FILTER_EPSILON] = {"filter_epsilon", VOXA_PARAM_FLOAT, "0",
                         "zero mode: ratio 0 where the blurred estimate is below E", NULL, 0, 1e300,
                         0, NULL, "E"},
-    [DTYPE] = {"dtype", VOXA_PARAM_DTYPE, "float32", "output type", "float32|float64", 1, 0, 0,
-               NULL, "T"},
+    [DTYPE] = {"dtype", VOXA_PARAM_DTYPE, "float32",
+               "output type; float64 also computes in double precision (CPU only; about 2x "
+               "the time and memory: for agreement with float64 code such as scikit-image)",
+               "float32|float64", 1, 0, 0, NULL, "T"},
     /* no default value, so that a contradicting --measure can be told from it */
     [PLANNING] = {"planning", VOXA_PARAM_CHOICE, NULL,
                   "how FFTW picks its algorithms. auto (the default): measure the small "
@@ -115,19 +118,26 @@ static voxa_status run_on(voxa_op_ctx *c, voxa_backend b) {
                  "input: %d dimensions (1, 2 or 3 supported)", c->in->ndim);
     VOXA_FAIL_IF(raw->ndim != c->in->ndim, VOXA_EINVAL,
                  "psf: the PSF has %d dimensions, the image %d", raw->ndim, c->in->ndim);
+    int f64 = c->out->dtype == VOXA_F64;
+    VOXA_FAIL_IF(f64 && b != VOXA_BACKEND_CPU, VOXA_EUNSUPPORTED,
+                 "deconvolve: backend '%s': a float64 output is computed in double precision, "
+                 "on the CPU only (the device kernels are float32): use dtype float32, or the "
+                 "cpu or auto backend", voxa_backend_name(b));
     voxa_array psf;
-    VOXA_CHECK(voxa_psf_prepare(raw, (int)voxa__arg_int(a, NORMALIZE_PSF), &psf));
+    VOXA_CHECK(voxa__psf_prepare_as(raw, (int)voxa__arg_int(a, NORMALIZE_PSF),
+                                    f64 ? VOXA_F64 : VOXA_F32, &psf));
     voxa_rl_plan *plan = NULL;
     voxa_status st = VOXA_OK;
     if (wisdom && access(wisdom, F_OK) == 0) st = voxa_deconv_wisdom_load(wisdom);
     if (st == VOXA_OK)
         st = voxa_rl_plan_new(&plan, c->in->ndim, c->in->shape, &psf,
                               (voxa_rl_boundary)voxa__arg_int(a, BOUNDARY),
-                              planning(a) == PLAN_MEASURE ? VOXA_RL_MEASURE
-                              /* a device backend uses the host plans once, for H */
-                              : planning(a) == PLAN_AUTO && b == VOXA_BACKEND_CPU
-                                  ? VOXA_RL_MEASURE_PLANES
-                                  : VOXA_RL_ESTIMATE);
+                              (f64 ? VOXA_RL_DOUBLE : 0) |
+                              (planning(a) == PLAN_MEASURE ? VOXA_RL_MEASURE
+                               /* a device backend uses the host plans once, for H */
+                               : planning(a) == PLAN_AUTO && b == VOXA_BACKEND_CPU
+                                   ? VOXA_RL_MEASURE_PLANES
+                                   : VOXA_RL_ESTIMATE));
     if (st == VOXA_OK && wisdom) st = voxa_deconv_wisdom_save(wisdom);
     if (st == VOXA_OK) {
         voxa_rl_options o;
@@ -146,6 +156,14 @@ static voxa_status run_on(voxa_op_ctx *c, voxa_backend b) {
 }
 
 static voxa_status run(voxa_op_ctx *c) { return run_on(c, VOXA_BACKEND_CPU); }
+
+/* Working bytes per voxel: float32 28 (docs/stream.md); double 40: the
+ * work buffer, H, the box estimate and the image copy in double, + H^T
+ * for zero mode's even PSFs (acceleration, 2 boxes more, is outside both). */
+static double scratch_for(const voxa_args *a, voxa_dtype out) {
+    (void)a;
+    return out == VOXA_F64 ? 40 : 28;
+}
 
 static voxa_status device_bytes(const voxa_args *a, voxa_dtype dt, int nd, const int64_t *shape,
                                 int64_t *total, int64_t *largest) {
@@ -166,7 +184,8 @@ static const voxa_op_gpu gpu = {run_on, device_bytes,
 const voxa_op voxa__op_deconvolve = {
     .name = "deconvolve",
     .python = "richardson_lucy",
-    .summary = "Richardson-Lucy deconvolution of a 1-3D image by a PSF (FFTW, float32).",
+    .summary = "Richardson-Lucy deconvolution of a 1-3D image by a PSF (FFTW, float32; "
+               "float64 output: double).",
     .ninputs = 1,
     .params = params,
     .nparams = NPARAMS,
@@ -177,4 +196,5 @@ const voxa_op voxa__op_deconvolve = {
     .run = run,
     .gpu = &gpu,
     .scratch = 28,
+    .scratch_for = scratch_for,
 };

@@ -9,9 +9,10 @@
  * in one pass, then divided by the total (also double). sigma_d = 0 makes
  * the axis a delta. Cost O(voxels); no allocation beyond the 1-D tables.
  *
- * Loading. Each dtype has its own row loop (instantiated once by a macro),
- * the dispatch happens once per call. Float inputs are checked for NaN,
- * infinity and for float64 values beyond the float32 range. */
+ * Loading. Each dtype has its own row loop (instantiated once by a macro,
+ * to float32 and to float64), the dispatch happens once per call. Float
+ * inputs are checked for NaN and infinity and, loaded as float32, for
+ * float64 values beyond the float32 range. */
 #include "deconv_internal.h"
 #include "voxa/io.h"
 
@@ -40,20 +41,25 @@
         }                                                                      \
     } while (0)
 
-#define DEF_LOAD(T, NAME, CHECK)                                               \
-    static int64_t load_##NAME(const voxa_array *a, float *dst) {              \
+/* load_NAME: T -> float, flagging NaN, infinity and values beyond float32
+ * range; load64_NAME: T -> double, flagging NaN and infinity. */
+#define DEF_LOAD_TO(T, NAME, CHECK, D, LIMIT)                                  \
+    static int64_t NAME(const voxa_array *a, D *dst) {                         \
         int64_t bad = -1;                                                      \
         FOR_ROWS(a, {                                                          \
-            float *o = dst + r * len;                                          \
+            D *o = dst + r * len;                                              \
             for (int64_t i = 0; i < len; i++) {                                \
                 T v = *(const T *)(src + i * st);                              \
-                if (CHECK && bad < 0 && !(fabs((double)v) <= FLT_MAX))         \
+                if (CHECK && bad < 0 && !(fabs((double)v) <= LIMIT))           \
                     bad = r * len + i;                                         \
-                o[i] = (float)v;                                               \
+                o[i] = (D)v;                                                   \
             }                                                                  \
         });                                                                    \
         return bad;                                                            \
     }
+#define DEF_LOAD(T, NAME, CHECK)                                               \
+    DEF_LOAD_TO(T, load_##NAME, CHECK, float, FLT_MAX)                         \
+    DEF_LOAD_TO(T, load64_##NAME, CHECK, double, DBL_MAX)
 DEF_LOAD(uint8_t, u8, 0)
 DEF_LOAD(int8_t, i8, 0)
 DEF_LOAD(uint16_t, u16, 0)
@@ -65,13 +71,17 @@ DEF_LOAD(int64_t, i64, 0)
 DEF_LOAD(float, f32, 1)
 DEF_LOAD(double, f64, 1)
 
+#define LOAD_TABLE(P)                                                          \
+    {                                                                          \
+        [VOXA_BOOL] = P##u8, [VOXA_U8] = P##u8,   [VOXA_I8] = P##i8,           \
+        [VOXA_U16] = P##u16, [VOXA_I16] = P##i16, [VOXA_U32] = P##u32,         \
+        [VOXA_I32] = P##i32, [VOXA_U64] = P##u64, [VOXA_I64] = P##i64,         \
+        [VOXA_F32] = P##f32, [VOXA_F64] = P##f64,                              \
+    }
 typedef int64_t (*load_fn)(const voxa_array *, float *);
-static const load_fn load_table[VOXA_NDTYPES] = {
-    [VOXA_BOOL] = load_u8, [VOXA_U8] = load_u8,   [VOXA_I8] = load_i8,
-    [VOXA_U16] = load_u16, [VOXA_I16] = load_i16, [VOXA_U32] = load_u32,
-    [VOXA_I32] = load_i32, [VOXA_U64] = load_u64, [VOXA_I64] = load_i64,
-    [VOXA_F32] = load_f32, [VOXA_F64] = load_f64,
-};
+typedef int64_t (*load64_fn)(const voxa_array *, double *);
+static const load_fn load_table[VOXA_NDTYPES] = LOAD_TABLE(load_);
+static const load64_fn load64_table[VOXA_NDTYPES] = LOAD_TABLE(load64_);
 
 voxa_status voxa__deconv_load_f32(const voxa_array *in, float *dst, const char *name) {
     VOXA_CHECK(voxa_array_check(in, name));
@@ -80,6 +90,15 @@ voxa_status voxa__deconv_load_f32(const voxa_array *in, float *dst, const char *
         return voxa__error(VOXA_EINVAL,
                            "%s: value at flat index %lld is NaN, infinite or beyond "
                            "float32 range",
+                           name, (long long)bad);
+    return VOXA_OK;
+}
+
+voxa_status voxa__deconv_load_f64(const voxa_array *in, double *dst, const char *name) {
+    VOXA_CHECK(voxa_array_check(in, name));
+    int64_t bad = load64_table[in->dtype](in, dst);
+    if (bad >= 0)
+        return voxa__error(VOXA_EINVAL, "%s: value at flat index %lld is NaN or infinite",
                            name, (long long)bad);
     return VOXA_OK;
 }
@@ -189,15 +208,22 @@ voxa_status voxa_psf_gaussian(voxa_array *out, const double *sigma) {
     return VOXA_OK;
 }
 
-voxa_status voxa_psf_prepare(const voxa_array *raw, int normalize, voxa_array *out) {
+voxa_status voxa__psf_prepare_as(const voxa_array *raw, int normalize, voxa_dtype dt,
+                                 voxa_array *out) {
     VOXA_FAIL_IF(!out || !raw, VOXA_EINVAL, "psf: NULL argument");
     memset(out, 0, sizeof *out);
     voxa_status st = voxa_psf_check(raw, NULL);
-    if (st == VOXA_OK) st = voxa_array_new(out, VOXA_F32, raw->ndim, raw->shape);
-    if (st == VOXA_OK) st = voxa__deconv_load_f32(raw, out->data, "psf");
+    if (st == VOXA_OK) st = voxa_array_new(out, dt, raw->ndim, raw->shape);
+    if (st == VOXA_OK)
+        st = dt == VOXA_F64 ? voxa__deconv_load_f64(raw, out->data, "psf")
+                            : voxa__deconv_load_f32(raw, out->data, "psf");
     if (st == VOXA_OK && normalize) st = voxa_psf_normalize(out);
     if (st != VOXA_OK) voxa_array_free(out);
     return st;
+}
+
+voxa_status voxa_psf_prepare(const voxa_array *raw, int normalize, voxa_array *out) {
+    return voxa__psf_prepare_as(raw, normalize, VOXA_F32, out);
 }
 
 voxa_status voxa_psf_read(const char *path, int normalize, voxa_array *out) {

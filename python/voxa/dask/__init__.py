@@ -127,7 +127,8 @@ def richardson_lucy(image, psf, num_iter=20, boundary="free", clip=False,
     psf = np.asarray(psf)
     if psf.ndim == x.ndim:  # every chunk at least the PSF's size (RL needs it)
         x = x.rechunk(tuple(at_least(c, m) for c, m in zip(x.chunks, psf.shape)))
-    lo, hi = _voxa.op_halo("deconvolve", x.ndim, psf=psf, iterations=int(num_iter), halo=halo)
+    lo, hi = _voxa.op_halo("deconvolve", x.ndim, psf=psf, iterations=int(num_iter),
+                           boundary=boundary, halo=halo)
     depth = [max(a, b) for a, b in zip(lo, hi)]
     return _overlap(x, routed(_rl_np, backend), depth, np.dtype(dtype), psf=psf,
                     num_iter=num_iter, boundary=boundary, clip=clip,

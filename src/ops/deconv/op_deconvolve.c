@@ -94,15 +94,23 @@ static voxa_status halo(const voxa_args *a, int ndim, int64_t *lo, int64_t *hi) 
     VOXA_FAIL_IF(psf->ndim != ndim, VOXA_EINVAL, "psf: %d dimensions, the image %d", psf->ndim,
                  ndim);
     VOXA_CHECK(voxa_deconv_halo(psf, lo, hi));
-    /* Each iteration convolves with the PSF and with its mirror, so a block
-     * edge's influence moves in by lo + hi voxels per iteration: k iterations
-     * need k (lo + hi) of halo on each side (RedLionfish's valid-region
-     * argument). Exact for the zero boundary; the free mode's flat start is
-     * the block's mean and the periodic mode wraps per block, so those stay
-     * approximations (closer with the larger halo). */
+    /* Each iteration convolves with the PSF centred at cf and correlates
+     * with it centred at cb, so the new estimate at x depends on the old one
+     * from x - (m - 1 - cf + cb) to x + (m - 1 - cb + cf): k iterations need
+     * k times that of halo (RedLionfish's valid-region argument). cf = cb =
+     * m//2 (m - 1 = lo + hi each side), except in zero mode with an even
+     * extent, where cf = m//2 - 1 (scikit-image's 'same' convolution): m
+     * before, m - 2 after. Exact for the zero boundary; the free mode's flat
+     * start is the block's mean and the periodic mode wraps per block, so
+     * those stay approximations (closer with the larger halo). */
     if (voxa__arg_int(a, HALO) == 1) {
         int64_t k = voxa__arg_int(a, ITERATIONS);
-        for (int d = 0; d < ndim; d++) lo[d] = hi[d] = k * (lo[d] + hi[d]);
+        int zero = voxa__arg_int(a, BOUNDARY) == VOXA_RL_ZERO;
+        for (int d = 0; d < ndim; d++) {
+            int64_t m = psf->shape[d], skew = zero && m % 2 == 0;
+            lo[d] = k * (m - 1 + skew);
+            hi[d] = k * (m - 1 - skew);
+        }
     }
     return VOXA_OK;
 }

@@ -129,7 +129,7 @@ static void test_plan_reuse_and_cancel(void) {
         CHECK_STATUS(voxa_rl_plan_new(&p, 3, shape, &psf, (voxa_rl_boundary)mode,
                                       VOXA_RL_MEASURE_PLANES | VOXA_RL_ESTIMATE),
                      VOXA_EINVAL);
-        CHECK_STATUS(voxa_rl_plan_new(&p, 3, shape, &psf, (voxa_rl_boundary)mode, 8), VOXA_EINVAL);
+        CHECK_STATUS(voxa_rl_plan_new(&p, 3, shape, &psf, (voxa_rl_boundary)mode, 16), VOXA_EINVAL);
         CHECK(p == NULL);
     }
     voxa_rl_plan_free(NULL);
@@ -251,6 +251,92 @@ static void test_staged_vs_3d(void) {
     voxa_array_free(&o1);
 }
 
+/* Double plans (VOXA_RL_DOUBLE): flags, a delta PSF and a flat image to
+ * double round-off where float32 gets 1e-5, agreement with the float plan,
+ * either output dtype, the plan's bytes, and the device backends refuse. */
+static void test_double_plans(void) {
+    int64_t shape[3] = {6, 16, 18}, ps[3] = {3, 5, 4};
+    voxa_array g, psf, o32, o64, delta;
+    double sig[3] = {0.8, 1.2, 1.0};
+    CHECK_OK(voxa_array_new(&g, VOXA_F32, 3, shape));
+    CHECK_OK(voxa_array_new(&o32, VOXA_F32, 3, shape));
+    CHECK_OK(voxa_array_new(&o64, VOXA_F64, 3, shape));
+    CHECK_OK(voxa_array_new(&psf, VOXA_F64, 3, ps));
+    CHECK_OK(voxa_array_new(&delta, VOXA_F64, 3, ps));
+    CHECK_OK(voxa_psf_gaussian(&psf, sig));
+    ((double *)delta.data)[(1 * 5 + 2) * 4 + 2] = 1.0; /* centre (1, 2, 2) */
+    for (int64_t i = 0; i < voxa_array_size(&g); i++) ((float *)g.data)[i] = 0.2f + frand();
+    int64_t n = voxa_array_size(&g);
+    voxa_rl_plan *p = NULL;
+    CHECK_STATUS(voxa_rl_plan_new(&p, 3, shape, &psf, VOXA_RL_FREE,
+                                  VOXA_RL_DOUBLE | VOXA_RL_MEASURE | VOXA_RL_ESTIMATE),
+                 VOXA_EINVAL);
+    CHECK_MSG("exclusive");
+    CHECK_STATUS(voxa_rl_plan_new(&p, 3, shape, &psf, VOXA_RL_FREE, 16), VOXA_EINVAL);
+    CHECK_MSG("unknown bits");
+    voxa_rl_options o;
+    voxa_rl_options_init(&o);
+    o.iterations = 5;
+    for (int b = 0; b < 3; b++) {
+        /* a delta PSF: f = g after any number of iterations (free, periodic) */
+        CHECK_OK(voxa_rl_plan_new(&p, 3, shape, &delta, (voxa_rl_boundary)b,
+                                  VOXA_RL_DOUBLE | VOXA_RL_ESTIMATE));
+        CHECK_OK(voxa_rl_plan_execute(p, &g, &o64, &o));
+        double dev = 0;
+        for (int64_t i = 0; i < n; i++)
+            dev = fmax(dev, fabs(((double *)o64.data)[i] - ((float *)g.data)[i]));
+        CHECK(dev < 1e-13 || b == VOXA_RL_ZERO); /* zero: even extents shift (deconv.h) */
+        voxa_rl_plan_free(p);
+        /* the Gaussian: double and float plans agree to float round-off */
+        double got[2][6 * 16 * 18];
+        for (int dbl = 0; dbl < 2; dbl++) {
+            CHECK_OK(voxa_rl_plan_new(&p, 3, shape, &psf, (voxa_rl_boundary)b,
+                                      dbl ? VOXA_RL_DOUBLE : 0));
+            CHECK_OK(voxa_rl_plan_execute(p, &g, &o64, &o));
+            memcpy(got[dbl], o64.data, sizeof got[dbl]);
+            if (dbl) { /* a float32 output of a double plan: the same numbers, rounded */
+                CHECK_OK(voxa_rl_plan_execute(p, &g, &o32, &o));
+                for (int64_t i = 0; i < n; i++) CHECK(((float *)o32.data)[i] == (float)got[1][i]);
+                /* buffer, H (twice in zero mode: even extent 4), weights (free) */
+                int64_t L[3] = {8, 20, 21}, px = 2 * (21 / 2 + 1), nc = 8 * 20 * 11;
+                int64_t want = 8 * 20 * px * 8 + nc * 16 * (b == VOXA_RL_ZERO ? 2 : 1);
+                if (b == VOXA_RL_PERIODIC) want = 6 * 16 * (2 * (18 / 2 + 1)) * 8 + 6 * 16 * 10 * 16;
+                if (b == VOXA_RL_FREE) want += (3 + L[0] - 6) * (5 + L[1] - 16) * L[2] * 8;
+                CHECK(voxa_rl_plan_bytes(p) == want);
+                voxa_backend dev_b;
+                if (voxa_backend_resolve(VOXA_BACKEND_OPENCL, &dev_b) == VOXA_OK) {
+                    CHECK_STATUS(voxa_rl_plan_execute_on(VOXA_BACKEND_OPENCL, p, &g, &o64, &o),
+                                 VOXA_EUNSUPPORTED);
+                    CHECK_MSG("double-precision plans run on the CPU only");
+                }
+                voxa_clear_error();
+            }
+            voxa_rl_plan_free(p);
+        }
+        double d = 0, m = 0;
+        for (int64_t i = 0; i < n; i++) {
+            d = fmax(d, fabs(got[0][i] - got[1][i]));
+            m = fmax(m, fabs(got[1][i]));
+        }
+        CHECK(d / m < 2e-5 && d > 0);
+    }
+    /* a flat image is a fixed point of the wrap-free mode: in double to 1e-12 */
+    for (int64_t i = 0; i < n; i++) ((float *)g.data)[i] = 300;
+    o.accelerate = 1;
+    o.iterations = 10;
+    CHECK_OK(voxa_rl_plan_new(&p, 3, shape, &psf, VOXA_RL_FREE, VOXA_RL_DOUBLE));
+    CHECK_OK(voxa_rl_plan_execute(p, &g, &o64, &o));
+    voxa_rl_plan_free(p);
+    double dev = 0;
+    for (int64_t i = 0; i < n; i++) dev = fmax(dev, fabs(((double *)o64.data)[i] - 300));
+    CHECK(dev < 300 * 1e-12);
+    voxa_array_free(&g);
+    voxa_array_free(&psf);
+    voxa_array_free(&delta);
+    voxa_array_free(&o32);
+    voxa_array_free(&o64);
+}
+
 int main(void) {
     setenv("VOXA_FFTW_WISDOM", "off", 1); /* no user wisdom cache in tests */
     RUN(test_delta_identity);
@@ -258,5 +344,6 @@ int main(void) {
     RUN(test_plan_reuse_and_cancel);
     RUN(test_bad_inputs);
     RUN(test_staged_vs_3d);
+    RUN(test_double_plans);
     VTEST_END();
 }

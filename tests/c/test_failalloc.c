@@ -68,6 +68,7 @@ static const opcase cases[] = {
     {"deconvolve", IN_FLOAT, ARR_PSF, {"iterations", "3"}},
     {"deconvolve", IN_FLOAT, ARR_PSF, {"iterations", "2", "boundary", "periodic", "accelerate", "1"}},
     {"deconvolve", IN_FLOAT, ARR_PSF, {"iterations", "2", "boundary", "zero", "clip", "1"}},
+    {"deconvolve", IN_FLOAT, ARR_PSF, {"iterations", "2", "dtype", "float64", "accelerate", "1"}},
 };
 
 typedef struct opjob {
@@ -252,6 +253,7 @@ typedef struct rljob {
     voxa_rl_boundary b;
     const char *zconv; /* VOXA_RL_ZCONV for the staged path's z stage, or NULL */
     int accelerate;
+    int flags; /* voxa_rl_plan_new's (VOXA_RL_DOUBLE) */
 } rljob;
 
 static voxa_array src, psf; /* the image and PSF of the current RL job */
@@ -266,8 +268,8 @@ static voxa_status rl_job(const void *param, result *r) {
     o.iterations = 2;
     o.accelerate = j->accelerate;
     if (j->zconv) setenv("VOXA_RL_ZCONV", j->zconv, 1);
-    TRY(voxa_rl_plan_new(&plan, j->ndim, src.shape, &psf, j->b, 0));
-    TRY(voxa_array_new(&out, VOXA_F32, j->ndim, src.shape));
+    TRY(voxa_rl_plan_new(&plan, j->ndim, src.shape, &psf, j->b, j->flags));
+    TRY(voxa_array_new(&out, j->flags ? VOXA_F64 : VOXA_F32, j->ndim, src.shape));
     for (int rep = 0; rep < 2; rep++) {
         TRY(voxa_rl_plan_execute(plan, &src, &out, &o));
         res_array(r, &out);
@@ -281,9 +283,10 @@ done:
 
 static void test_rl_plans(void) {
     static const rljob jobs[] = {
-        {3, VOXA_RL_FREE, "direct", 0}, {3, VOXA_RL_FREE, "fft", 1},
-        {3, VOXA_RL_PERIODIC, NULL, 0}, {3, VOXA_RL_ZERO, NULL, 1},
-        {2, VOXA_RL_FREE, NULL, 1},     {2, VOXA_RL_PERIODIC, NULL, 0},
+        {3, VOXA_RL_FREE, "direct", 0, 0}, {3, VOXA_RL_FREE, "fft", 1, 0},
+        {3, VOXA_RL_PERIODIC, NULL, 0, 0}, {3, VOXA_RL_ZERO, NULL, 1, 0},
+        {2, VOXA_RL_FREE, NULL, 1, 0},     {2, VOXA_RL_PERIODIC, NULL, 0, 0},
+        {3, VOXA_RL_FREE, NULL, 1, VOXA_RL_DOUBLE}, {2, VOXA_RL_ZERO, NULL, 0, VOXA_RL_DOUBLE},
     };
     for (size_t i = 0; i < sizeof jobs / sizeof jobs[0]; i++)
         for (int nt = 1; nt <= 2; nt++) {
@@ -293,8 +296,9 @@ static void test_rl_plans(void) {
             CHECK_OK(voxa_array_new(&psf, VOXA_F32, j->ndim, s));
             for (int64_t k = 0; k < voxa_array_size(&psf); k++) ((float *)psf.data)[k] = 1.0f + (float)(k % 4);
             char what[96];
-            snprintf(what, sizeof what, "rl plan %dD %s%s%s %dt", j->ndim, voxa_rl_boundary_name(j->b),
-                     j->zconv ? " z=" : "", j->zconv ? j->zconv : "", nt);
+            snprintf(what, sizeof what, "rl plan %dD %s%s%s%s %dt", j->ndim,
+                     voxa_rl_boundary_name(j->b), j->zconv ? " z=" : "", j->zconv ? j->zconv : "",
+                     j->flags ? " double" : "", nt);
             voxa_set_threads(nt);
             sweep(what, rl_job, j, NULL);
             voxa_array_free(&src);

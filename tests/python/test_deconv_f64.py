@@ -125,7 +125,7 @@ def test_inputs_outputs_threads():
                 res.append(rl64(g, h, 5, boundary=boundary, accelerate=True))
         finally:
             voxa.set_threads(old)
-        assert np.array_equal(res[0], res[1])  # no dependence on the thread count
+        assert rel_err(res[0], res[1]) < 1e-13  # FFTW's plans per thread count may round apart
 
 
 def test_bad_values_and_backends():

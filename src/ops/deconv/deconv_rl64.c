@@ -12,10 +12,12 @@
  * not window + shell), none of the float path's staging, dead-plane
  * skipping or SIMD kernels. Memory beyond the caller's arrays: the work
  * buffer and H (~2 box sizes in double, +1 for zero mode with an even PSF
- * extent), the estimate (1 box), the data (1 image) and, accelerated, 2
- * boxes more. Every pass is split by box rows and each row's work does not
- * depend on the split, and the dot products are summed per row, then in row
- * order: the result does not depend on the thread count. */
+ * extent), the estimate (1 box), the data (1 image, unless it is float64
+ * C-contiguous: read in place) and, accelerated, 2 boxes more. Every pass
+ * is split by box rows, no row's work depends on the split, and the dot
+ * products are summed per row, then in row order: the passes do not depend
+ * on the thread count (FFTW's plans for other thread counts may round
+ * differently). */
 #include "deconv_internal.h"
 
 #include <math.h>
@@ -218,6 +220,15 @@ static void store(const voxa_rl_plan *p, const double *f, voxa_array *out, int c
         }
 }
 
+/* EINVAL naming the first of g[0, n) that is NaN or infinite. */
+static voxa_status check_finite(const double *g, int64_t n, const char *name) {
+    for (int64_t i = 0; i < n; i++)
+        if (!isfinite(g[i]))
+            return voxa__error(VOXA_EINVAL, "%s: value at flat index %lld is NaN or infinite",
+                               name, (long long)i);
+    return VOXA_OK;
+}
+
 /* c2r(r2c(buf) * h) in place, h or its conjugate. */
 static voxa_status convolve(run64 *R, const fftw_complex *h, voxa__range_fn mul) {
     const voxa_rl_plan *p = R->p;
@@ -231,16 +242,24 @@ static voxa_status convolve(run64 *R, const fftw_complex *h, voxa__range_fn mul)
 voxa_status voxa__rl_execute_f64(const voxa_rl_plan *p, const voxa_array *in, voxa_array *out,
                                  const voxa_rl_options *opt) {
     int64_t nwin = p->n[0] * p->n[1] * p->n[2];
-    double *g = voxa__malloc((size_t)nwin, sizeof(double));
+    /* a float64 C-contiguous image is read in place (after its check) */
+    int direct = in->dtype == VOXA_F64 && voxa_array_is_c_contiguous(in);
+    double *gbuf = direct ? NULL : voxa__malloc((size_t)nwin, sizeof(double));
     double *f = voxa__malloc((size_t)p->nbox, sizeof(double));
     double *acc = NULL, *dots = NULL;
     voxa_status st = VOXA_OK;
-    VOXA_GOTO_IF(!g || !f, VOXA_ENOMEM, "deconvolution: cannot allocate the double image "
-                 "and estimate (%lld + %lld doubles)", (long long)nwin, (long long)p->nbox);
-    voxa__advise_huge_pages(g, (size_t)nwin * sizeof(double));
+    VOXA_GOTO_IF((!direct && !gbuf) || !f, VOXA_ENOMEM, "deconvolution: cannot allocate the "
+                 "double image and estimate (%lld + %lld doubles)", (long long)nwin,
+                 (long long)p->nbox);
     voxa__advise_huge_pages(f, (size_t)p->nbox * sizeof(double));
-    st = voxa__deconv_load_f64(in, g, "image");
+    if (direct) {
+        st = check_finite(in->data, nwin, "image");
+    } else {
+        voxa__advise_huge_pages(gbuf, (size_t)nwin * sizeof(double));
+        st = voxa__deconv_load_f64(in, gbuf, "image");
+    }
     if (st != VOXA_OK) goto done;
+    const double *g = direct ? (const double *)in->data : gbuf;
     run64 R = {.p = p, .g = g, .f = f,
                .fe = opt->filter_epsilon > 0 ? opt->filter_epsilon : -INFINITY};
     if (opt->accelerate) {
@@ -283,7 +302,7 @@ voxa_status voxa__rl_execute_f64(const voxa_rl_plan *p, const voxa_array *in, vo
     }
     if (st == VOXA_OK) store(p, f, out, opt->clip);
 done:
-    voxa__free(g);
+    voxa__free(gbuf);
     voxa__free(f);
     voxa__free(acc);
     voxa__free(dots);

@@ -112,6 +112,8 @@ def structure_array(structure, ndim, axes, name="structure"):
         s = np.asarray(structure)
         if np.iscomplexobj(s) or s.dtype.kind not in _SCIPY_KINDS:
             raise DtypeError(f"{name} must be boolean or numeric, got dtype {s.dtype}")
+        if s.ndim == 0 and ndim > 0:  # scipy: RuntimeError (rank); dask-image: TypeError
+            raise ScalarStructureError(f"{name} must be an array, got the scalar {structure!r}")
         s = s != 0
     if len(axes) < ndim:
         if s.ndim != len(axes):
@@ -164,6 +166,11 @@ def shifted_footprint(s, origin):
 # either keeps working.
 class RankError(RuntimeError, ValueError):
     """A structure, mask or output whose rank or shape does not fit."""
+
+
+class ScalarStructureError(RankError, TypeError):
+    """A scalar where a structuring element is expected (scipy: RuntimeError,
+    its rank does not match; dask-image: TypeError)."""
 
 
 class BitDepthError(RuntimeError, ValueError):

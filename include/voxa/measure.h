@@ -78,6 +78,24 @@ VOXA_API voxa_status voxa_measure_perimeter_counts(const voxa_array *labels,
  *  c2 (1 + sqrt(2)) / 2, the one place these weights are applied. */
 VOXA_API void voxa_measure_perimeter_of_counts(const int64_t *counts, int64_t n, double *out);
 
+/** The Euler characteristic of each object of a 2-D or 3-D label image, as
+ *  skimage.measure.euler_number(labels == L, connectivity=ndim) gives it
+ *  (regionprops' `euler_number`): objects minus holes in 2-D (8- and
+ *  4-connected), objects minus tunnels plus cavities in 3-D (26 / 6).
+ *  out[i] for the label rows[i] (n labels, ascending). One pass, exact
+ *  integers; memory: 4 rows of labels (as int64). */
+VOXA_API voxa_status voxa_measure_euler(const voxa_array *labels, const int64_t *rows, int64_t n,
+                                        int64_t *out);
+/** The same for the lattice points of the core box [core_lo, core_hi) of
+ *  `labels` only (and those of the array's far end on an axis the core
+ *  reaches), added to chi (n values). The array around the core is context:
+ *  one voxel on each side suffices; beyond the array is outside the image.
+ *  Chunks of an image, each with a voxel of its neighbours on each side,
+ *  add up to the whole image's values; an empty core adds nothing. */
+VOXA_API voxa_status voxa_measure_euler_counts(const voxa_array *labels, const int64_t *core_lo,
+                                               const int64_t *core_hi, const int64_t *rows,
+                                               int64_t n, int64_t *chi);
+
 /** Release the table's arrays (NULL allowed); resets *t. */
 VOXA_API void voxa_measure_table_free(voxa_measure_table *t);
 

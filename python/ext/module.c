@@ -44,6 +44,8 @@
                "moments2, std) as bytes")                                                            \
     X(perimeter_counts, "perimeter_counts(labels, rows, core_lo, core_hi) -> bytes of "        \
                         "len(rows) x 3 int64: the weight counts of skimage's perimeter (2-D)")   \
+    X(euler_counts, "euler_counts(labels, rows, core_lo, core_hi) -> bytes of len(rows) "      \
+                    "int64: the Euler characteristics of the core's cells (2-D, 3-D)")          \
     X(perimeter_of_counts, "perimeter_of_counts(counts) -> bytes of float64: the perimeters "  \
                            "of (n, 3) int64 weight counts")                                    \
     X(threshold_histogram, "threshold_histogram(image, lo, hi, nbins) -> bytes of int64 counts " \

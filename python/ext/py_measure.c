@@ -5,7 +5,8 @@
  * label, num_pixels and bbox, float64 otherwise; n x ndim, n x 2ndim or
  * n x ndim x ndim row-major for the per-axis ones), None where absent.
  * voxa/regionprops.py checks the arguments and names the columns. Below it,
- * perimeter_counts and perimeter_of_counts (voxa_measure_perimeter_*). */
+ * perimeter_counts and perimeter_of_counts (voxa_measure_perimeter_*) and
+ * euler_counts (voxa_measure_euler_counts). */
 #include "common.h"
 
 static PyObject *col(const void *p, int64_t n, size_t per) {
@@ -58,41 +59,58 @@ done:
     return res;
 }
 
-/* perimeter_counts(labels, rows, core_lo, core_hi) -> bytes of len(rows) x 3
- * int64 (voxa_measure_perimeter_counts; rows: int64 labels, ascending;
- * core_lo, core_hi: 2 ints each). */
-PyObject *vx_py_perimeter_counts(PyObject *self, PyObject *args, PyObject *kw) {
+typedef voxa_status (*core_count_fn)(const voxa_array *, const int64_t *, const int64_t *,
+                                     const int64_t *, int64_t, int64_t *);
+
+/* Parse (labels, rows, core_lo, core_hi), call fn with k int64 counts per
+ * label, return them as bytes (rows: int64 labels, ascending; core_lo,
+ * core_hi: one int per axis of labels). */
+static PyObject *core_counts(PyObject *args, PyObject *kw, core_count_fn fn, int k) {
     static char *kwlist[] = {"labels", "rows", "core_lo", "core_hi", NULL};
-    PyObject *lab_obj, *rows_obj, *res = NULL;
-    long long lo0, lo1, hi0, hi1;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO(LL)(LL)", kwlist, &lab_obj, &rows_obj, &lo0,
-                                     &lo1, &hi0, &hi1))
+    PyObject *lab_obj, *rows_obj, *lo_obj, *hi_obj, *res = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOO", kwlist, &lab_obj, &rows_obj, &lo_obj,
+                                     &hi_obj))
         return NULL;
     vx_bufs b = {0};
     voxa_array lab, rows;
-    int64_t *cnt = NULL;
+    int64_t *cnt = NULL, lo[VOXA_MAXDIM], hi[VOXA_MAXDIM];
     if (vx_array(&b, lab_obj, 0, "labels", &lab) < 0) goto done;
     if (vx_array(&b, rows_obj, 0, "rows", &rows) < 0) goto done;
     if (rows.dtype != VOXA_I64 || rows.ndim != 1 || (rows.shape[0] > 1 && rows.strides[0] != 8)) {
         PyErr_SetString(PyExc_TypeError, "rows: a contiguous 1-D int64 array");
         goto done;
     }
-    int64_t n = rows.shape[0], lo[2] = {lo0, lo1}, hi[2] = {hi0, hi1};
-    cnt = PyMem_Calloc((size_t)(n > 0 ? n : 1) * 3, sizeof *cnt);
+    if (vx_int64s(lo_obj, lab.ndim, lo, "core_lo") < 0 ||
+        vx_int64s(hi_obj, lab.ndim, hi, "core_hi") < 0)
+        goto done;
+    int64_t n = rows.shape[0];
+    cnt = PyMem_Calloc((size_t)(n > 0 ? n : 1) * (size_t)k, sizeof *cnt);
     if (!cnt) {
         PyErr_NoMemory();
         goto done;
     }
     voxa_status s;
     Py_BEGIN_ALLOW_THREADS
-    s = voxa_measure_perimeter_counts(&lab, lo, hi, (const int64_t *)rows.data, n, cnt);
+    s = fn(&lab, lo, hi, (const int64_t *)rows.data, n, cnt);
     Py_END_ALLOW_THREADS
     if (s != VOXA_OK) vx_raise(s);
-    else res = PyBytes_FromStringAndSize((const char *)cnt, (Py_ssize_t)(n * 3 * 8));
+    else res = PyBytes_FromStringAndSize((const char *)cnt, (Py_ssize_t)(n * k * 8));
 done:
     PyMem_Free(cnt);
     vx_release(&b);
     return res;
+}
+
+/* perimeter_counts(labels, rows, core_lo, core_hi) -> bytes of len(rows) x 3
+ * int64 (voxa_measure_perimeter_counts). */
+PyObject *vx_py_perimeter_counts(PyObject *self, PyObject *args, PyObject *kw) {
+    return core_counts(args, kw, voxa_measure_perimeter_counts, 3);
+}
+
+/* euler_counts(labels, rows, core_lo, core_hi) -> bytes of len(rows) int64
+ * (voxa_measure_euler_counts). */
+PyObject *vx_py_euler_counts(PyObject *self, PyObject *args, PyObject *kw) {
+    return core_counts(args, kw, voxa_measure_euler_counts, 1);
 }
 
 /* perimeter_of_counts(counts) -> bytes of n float64 (counts: n x 3 int64,

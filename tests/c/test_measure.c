@@ -593,6 +593,80 @@ static void test_perimeter(void) {
     CHECK_MSG("2-D");
 }
 
+/* Euler characteristics of known shapes: a pixel, a ring (1 - 1 hole), two
+ * pixels touching at a corner (one 8-connected object), a 2x2 block with a
+ * hole pixel beside it that is open on a corner (4-connected holes: none);
+ * in 3-D a hollow cube (1 + a cavity), a torus (1 - 1 tunnel) and a bar;
+ * chunks with a voxel of context add up to the whole; the strided
+ * transpose gives the same; bad arguments. */
+static void test_euler(void) {
+    int64_t s2[2] = {8, 9};
+    int16_t a[8][9] = {{0}};
+    a[0][0] = 1;                                       /* a pixel on the corner */
+    for (int y = 2; y < 5; y++)
+        for (int x = 0; x < 3; x++) a[y][x] = y == 3 && x == 1 ? 0 : 2; /* a ring */
+    a[6][0] = a[7][1] = 3;                             /* corner-touching pair */
+    a[1][5] = a[1][6] = a[2][5] = a[3][6] = a[3][7] = a[2][7] = a[1][7] = 4; /* a ring open */
+    a[3][5] = 4;                                       /* closed: a hole at (2, 6) */
+    a[5][8] = 5, a[6][7] = 5;                          /* another corner pair */
+    voxa_array L;
+    voxa_array_view(&L, a, VOXA_I16, 2, s2);
+    int64_t rows[6] = {1, 2, 3, 4, 5, 6}, out[6];
+    CHECK_OK(voxa_measure_euler(&L, rows, 6, out));
+    CHECK(out[0] == 1 && out[1] == 0 && out[2] == 1 && out[3] == 0 && out[4] == 1 && out[5] == 0);
+    voxa_array T = L; /* the transpose, a strided view */
+    T.shape[0] = 9, T.shape[1] = 8, T.strides[0] = 2, T.strides[1] = 18;
+    int64_t tout[6];
+    CHECK_OK(voxa_measure_euler(&T, rows, 6, tout));
+    CHECK(!memcmp(out, tout, sizeof out));
+
+    int64_t s3[3] = {5, 6, 7};
+    int32_t v[5][6][7] = {{{0}}};
+    for (int z = 0; z < 3; z++) /* a hollow 3x3x3 cube: one cavity */
+        for (int y = 0; y < 3; y++)
+            for (int x = 0; x < 3; x++) v[z][y][x] = z == 1 && y == 1 && x == 1 ? 0 : 7;
+    for (int y = 0; y < 3; y++) /* a one-voxel-thick square ring: a torus */
+        for (int x = 3; x < 6; x++) v[4][y + 3][x] = y == 1 && x == 4 ? 0 : 8;
+    for (int z = 0; z < 4; z++) v[z][5][6] = 9; /* a bar */
+    voxa_array V;
+    voxa_array_view(&V, v, VOXA_I32, 3, s3);
+    int64_t r3[3] = {7, 8, 9}, o3[3];
+    CHECK_OK(voxa_measure_euler(&V, r3, 3, o3));
+    CHECK(o3[0] == 2 && o3[1] == 0 && o3[2] == 1);
+    /* chunks: cores cut at (2, 3, 4), each with a voxel of context on each
+     * side (beyond the array is outside the image) */
+    int64_t whole[3] = {0}, parts[3] = {0}, lo0[3] = {0, 0, 0};
+    CHECK_OK(voxa_measure_euler_counts(&V, lo0, s3, r3, 3, whole));
+    CHECK(!memcmp(whole, o3, sizeof whole));
+    const int64_t cut[3] = {2, 3, 4};
+    for (int k = 0; k < 8; k++) {
+        voxa_array C = V;
+        int64_t clo[3], chi[3];
+        for (int d = 0; d < 3; d++) {
+            int hi = (k >> d) & 1;
+            int64_t c0 = hi ? cut[d] : 0, c1 = hi ? s3[d] : cut[d];
+            int64_t a0 = c0 > 0 ? c0 - 1 : 0, a1 = c1 < s3[d] ? c1 + 1 : c1;
+            C.data = (char *)C.data + a0 * V.strides[d];
+            C.shape[d] = a1 - a0;
+            clo[d] = c0 - a0, chi[d] = c1 - a0;
+        }
+        CHECK_OK(voxa_measure_euler_counts(&C, clo, chi, r3, 3, parts));
+    }
+    CHECK(!memcmp(whole, parts, sizeof whole));
+    int64_t empty_hi[3] = {0, 6, 7};
+    CHECK_OK(voxa_measure_euler_counts(&V, lo0, empty_hi, r3, 3, parts)); /* adds nothing */
+    CHECK(!memcmp(whole, parts, sizeof whole));
+    int64_t bad_hi[3] = {6, 6, 7};
+    CHECK_STATUS(voxa_measure_euler_counts(&V, lo0, bad_hi, r3, 3, parts), VOXA_EINVAL);
+    int64_t unsorted[2] = {8, 7};
+    CHECK_STATUS(voxa_measure_euler(&V, unsorted, 2, o3), VOXA_EINVAL);
+    CHECK_MSG("ascending");
+    int64_t s1[1] = {9};
+    voxa_array_view(&V, v, VOXA_I32, 1, s1);
+    CHECK_STATUS(voxa_measure_euler(&V, r3, 3, o3), VOXA_EINVAL);
+    CHECK_MSG("2-D or 3-D");
+}
+
 static void test_bad_args(void) {
     uint8_t b[6] = {1, 0, 1, 1, 0, 1};
     uint64_t big[2] = {1, (uint64_t)1 << 63};
@@ -645,6 +719,7 @@ int main(void) {
     RUN(test_csv);
     RUN(test_csv_shape);
     RUN(test_perimeter);
+    RUN(test_euler);
     RUN(test_bad_args);
     VTEST_END();
 }

@@ -46,7 +46,7 @@ from ..restoration import richardson_lucy as _rl_np
 from ..roi import _int_coords, _sizes, extract_patches as _extract_np
 from ._chunks import at_least
 from ._label import label
-from ._measure import measure, perimeter_counts
+from ._measure import core_counts, measure
 from ._lazy import lazy_output
 from ._morph import fill_holes, morph
 from ._overlap import overlap
@@ -284,20 +284,19 @@ def regionprops_table(label_image, intensity_image=None, properties=("label", "b
         inten = check_intensity(da.asarray(intensity_image), x.shape).rechunk(x.chunks)
     sp = spacing_array(spacing, x.ndim)
     moments = any(p in _shape_props.PROPERTIES for p in props)
-    per = None
     if "perimeter" in props:
         check_perimeter_spacing(sp)
-        per = perimeter_counts(x)
+    counted = {p: core_counts(x, p) for p in ("perimeter", "euler_number") if p in props}
     return dask.delayed(_named_table)(measure(x, inten, sp, moments, "intensity_std" in props),
-                                      per, props, names, separator, x.ndim, sp)
+                                      counted, props, names, separator, x.ndim, sp)
 
 
-def _named_table(cols, per, props, names, separator, ndim, spacing):
+def _named_table(cols, counted, props, names, separator, ndim, spacing):
     cols = with_derived(cols, ndim, spacing, props)
     cols.update(_shape_props.columns(cols, ndim, spacing, props))
-    if per is not None:  # (labels, counts) of the chunks, in the table's order
-        rows, counts = per
-        cols["perimeter"] = perimeter_of(counts[np.searchsorted(rows, cols["label"])], spacing)
+    for prop, (rows, counts) in counted.items():  # the chunks' sums, in the table's order
+        mine = counts[np.searchsorted(rows, cols["label"])]
+        cols[prop] = perimeter_of(mine, spacing) if prop == "perimeter" else mine[:, 0].copy()
     return named_columns(cols, props, names, separator)
 
 

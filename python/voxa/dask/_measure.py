@@ -18,7 +18,10 @@ Memory per task: one chunk, or the rows of the labels of its subtree.
 The 2-D perimeter needs each border pixel's 3x3 neighbourhood of border
 flags: each chunk, grown by 2 pixels of its neighbours, counts the border
 pixels of its own core per weight (integers), and the counts add up the tree
-(``perimeter_counts``): bit for bit the in-memory perimeter.
+(``core_counts``): bit for bit the in-memory perimeter. The Euler number
+(2-D, 3-D) is a sum over lattice cells, each counted by the chunk whose core
+holds its lowest corner, with a voxel of context on each side: exact
+integers.
 """
 import dask
 import dask.array as da
@@ -137,15 +140,23 @@ def measure(labels, intensity, sp, moments=False, std=False):
     return dask.delayed(_table)(tree(parts, _merge), sp, labels.ndim)
 
 
-def _chunk_perimeter(block, core_lo, core_hi):
-    """(labels in the core, their perimeter weight counts) of one chunk with
-    its context (2 pixels of its neighbours, none at the image's edges)."""
+# per cell-counting property: the C binding, counts per label, the context
+# each chunk needs on every side
+_COUNTS = {"perimeter": ("perimeter_counts", 3, 2), "euler_number": ("euler_counts", 1, 1)}
+
+
+def _chunk_counts(block, core_lo, core_hi, prop):
+    """(labels, their counts) of one chunk with its context (pixels of its
+    neighbours, none at the image's edges): the labels of the core for the
+    perimeter (its border pixels), of the whole block for the Euler number
+    (a cell at the core's low corner also touches the context's voxels)."""
+    fn, k, _ = _COUNTS[prop]
     block = native(np.asarray(block))
-    core = block[core_lo[0]:core_hi[0], core_lo[1]:core_hi[1]]
-    rows = np.unique(core)
+    core = block[tuple(slice(a, b) for a, b in zip(core_lo, core_hi))]
+    rows = np.unique(core if prop == "perimeter" else block)
     rows = np.ascontiguousarray(rows[rows > 0], np.int64)
-    counts = np.frombuffer(_voxa.perimeter_counts(block, rows, core_lo, core_hi),
-                           np.int64).reshape(-1, 3)
+    counts = np.frombuffer(getattr(_voxa, fn)(block, rows, core_lo, core_hi),
+                           np.int64).reshape(-1, k)
     return rows, counts
 
 
@@ -160,15 +171,18 @@ def _add_counts(a, b):
     return rows[starts], np.add.reduceat(counts, starts, axis=0)
 
 
-def perimeter_counts(labels):
-    """A Delayed of (labels, counts): every label's perimeter weight counts
-    (voxa_measure_perimeter_counts), each chunk counted with 2 pixels of its
-    neighbours around it (what a border pixel's code needs), summed up a tree."""
+def core_counts(labels, prop):
+    """A Delayed of (labels, counts): every label's integer counts of `prop`
+    ('perimeter': its weight counts, voxa_measure_perimeter_counts;
+    'euler_number': its Euler characteristic, voxa_measure_euler_counts),
+    each chunk counted on its core with the context around it that the
+    counting needs (2 pixels, 1 voxel), summed up a tree."""
+    ctx = _COUNTS[prop][2]
     # dask grows a chunk only from chunks at least as wide as the depth
-    fix = {d: at_least(c, 2) for d, c in enumerate(labels.chunks) if min(c) < 2}
+    fix = {d: at_least(c, ctx) for d, c in enumerate(labels.chunks) if min(c) < ctx}
     if fix:
         labels = labels.rechunk(fix)
-    depth = {d: 2 if len(c) > 1 else 0 for d, c in enumerate(labels.chunks)}
+    depth = {d: ctx if len(c) > 1 else 0 for d, c in enumerate(labels.chunks)}
     grown = da.overlap.overlap(labels, depth=depth, boundary="none")
     blocks = grown.to_delayed().ravel()
     parts = []
@@ -176,5 +190,5 @@ def perimeter_counts(labels):
         lo = tuple(0 if i == 0 else depth[d] for d, i in enumerate(idx))
         size = tuple(labels.chunks[d][i] for d, i in enumerate(idx))
         hi = tuple(a + b for a, b in zip(lo, size))
-        parts.append(dask.delayed(_chunk_perimeter)(blk, lo, hi))
+        parts.append(dask.delayed(_chunk_counts)(blk, lo, hi, prop))
     return tree(parts, _add_counts)

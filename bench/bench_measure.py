@@ -9,7 +9,8 @@ centroid_weighted. The floor is one NumPy pass over the label volume
 (labels.max()), the target of issue 12 being within 2x of it and at least
 10x faster than regionprops_table. Also `voxa measure` on the .npy (the CLI,
 reading the file by blocks, writing the CSV), timed as a subprocess.
-A third table asks for the shape properties of the second moments. Every
+A third table asks for the shape properties of the second moments, a fourth
+for euler_number (also on 2-D discs and rings). Every
 voxa table is checked equal to skimage's (same columns, same bits; the
 shape ones to rounding).
 
@@ -32,6 +33,7 @@ GEOM = ("label", "area", "centroid", "bbox")
 INTEN = GEOM + ("intensity_mean", "intensity_min", "intensity_max", "centroid_weighted")
 SHAPE = ("label", "area", "centroid", "inertia_tensor_eigvals", "axis_major_length",
          "axis_minor_length")  # second moments (docs/measure.md)
+EULER = ("label", "euler_number")  # one C pass of its own (docs/measure.md)
 
 
 def check(got, want):
@@ -60,7 +62,8 @@ def main():
                                 ("with a uint16 intensity image (+ mean, min, max, "
                                  "weighted centroid)", INTEN, img),
                                 ("shape (label, area, centroid, inertia_tensor_eigvals, "
-                                 "axis_major_length, axis_minor_length)", SHAPE, None)):
+                                 "axis_major_length, axis_minor_length)", SHAPE, None),
+                                ("euler_number (label, euler_number)", EULER, None)):
         sk = measure(lambda: sk_table(labels, inten, properties=props), repeats=repeats,
                      max_seconds=60)
         rows = [("skimage regionprops_table", sk, "")]
@@ -75,6 +78,30 @@ def main():
         voxa.set_threads(0)
         rows.append(("labels.max() (one NumPy pass)", floor, "the floor"))
         out.append(table(title, rows, "voxa 1 thread"))
+    # euler_number on 2-D discs and rings (every other one has a hole), some
+    # touching: many objects, holes, several holes where rings merge
+    blob_shape = (512, 512) if quick else (2048, 2048)
+    rng = np.random.default_rng(5)
+    seeds = np.ones(blob_shape, bool)
+    npts = blob_shape[0] * blob_shape[1] // 700
+    seeds[tuple(rng.integers(0, s, npts) for s in blob_shape)] = False
+    dist, (iy, ix) = voxa.distance_transform_edt(seeds, return_indices=True)
+    ring = (iy * 7 + ix) % 2 == 0
+    blobs, nb = voxa.label((dist < 6) & (~ring | (dist > 2.5)), structure=np.ones((3, 3)))
+    sk = measure(lambda: sk_table(blobs, None, properties=EULER), repeats=repeats,
+                 max_seconds=60)
+    rows = [("skimage regionprops_table", sk, "")]
+    for t in (1, 2):
+        voxa.set_threads(t)
+        m = measure(lambda: voxa.regionprops_table(blobs, None, properties=EULER),
+                    repeats=repeats)
+        check(m["result"], sk["result"])
+        rows.append((f"voxa {t} thread{'s' if t > 1 else ''}", m,
+                     f"{sk['median'] / m['median']:.0f}x faster than skimage"))
+    voxa.set_threads(0)
+    holes = int((sk["result"]["euler_number"] < 1).sum())
+    out.append(table(f"euler_number, 2-D discs and rings {blob_shape} int32, {nb} objects "
+                     f"({holes} with holes)", rows, "voxa 1 thread"))
     # The CLI on files: reads the .npy by blocks, writes the CSV.
     cli = os.environ.get("VOXA_CLI", os.path.join(os.path.dirname(os.path.dirname(
         os.path.abspath(__file__))), "build", "voxa"))

@@ -633,6 +633,12 @@ static void test_euler(void) {
     int64_t r3[3] = {7, 8, 9}, o3[3];
     CHECK_OK(voxa_measure_euler(&V, r3, 3, o3));
     CHECK(o3[0] == 2 && o3[1] == 0 && o3[2] == 1);
+    voxa_set_threads(3); /* planes split across threads: the same integers */
+    int64_t o3t[3];
+    CHECK_OK(voxa_measure_euler(&V, r3, 3, o3t));
+    CHECK_OK(voxa_measure_euler(&L, rows, 6, tout));
+    voxa_set_threads(0);
+    CHECK(!memcmp(o3, o3t, sizeof o3) && !memcmp(out, tout, sizeof out));
     /* chunks: cores cut at (2, 3, 4), each with a voxel of context on each
      * side (beyond the array is outside the image) */
     int64_t whole[3] = {0}, parts[3] = {0}, lo0[3] = {0, 0, 0};

@@ -15,18 +15,19 @@
  *   the face across a    the 2 with d_b = d_c = 0 (b, c != a);
  *   the cube             d = 0 only.
  * So one 2x2x2 window of labels per lattice point gives every cell named by
- * it, and each distinct label in a cell's voxels gets that cell's sign. A
- * window of one label adds 1 - 3 + 3 - 1 = 0 and is skipped: the work is at
- * the objects' borders. A 2-D image is one plane of cubes: X x [0, 1] has
- * the Euler characteristic of X, and one plane's 26-neighbours are its 8.
- * Counts are integers, exact for any size.
+ * it, and each distinct label in a cell's voxels gets that cell's sign: per
+ * label, a table by the pattern of its voxels in the window (256 entries,
+ * made here from these rules). A window of one label adds 1 - 3 + 3 - 1 = 0
+ * and is skipped: the work is at the objects' borders. In 2-D the same with squares: 2x2 windows, the
+ * vertex, two edges and the pixel (1 - 2 + 1 = 0 for one label). Counts are
+ * integers, exact for any size.
  *
  * voxa_measure_euler_counts counts the lattice points of a core box of a
  * larger array (the rest is context, of which the cells read one voxel
  * before the core; beyond the array is outside the image, so the lattice
  * points at its far end belong to a core that reaches it), so chunks with a
  * voxel of their neighbours on each side add up to the whole (voxa.dask).
- * Memory: 4 rows of labels (int64). */
+ * Memory: 4 rows of labels (2 in 2-D) as int64. */
 #include "measure_internal.h"
 
 #include <string.h>
@@ -47,83 +48,169 @@ typedef struct tally {
     int64_t n;
     int64_t *chi;
     int64_t last, last_row; /* the last label looked up */
+    int nw;                 /* voxels per window: 2^D */
+    int8_t table[256];      /* by the pattern of one label's voxels in a window */
 } tally;
 
-/* Add s to every distinct label > 0 among v[0, k). */
-static void add_distinct(tally *t, const int64_t *v, int k, int s) {
-    for (int i = 0; i < k; i++) {
-        int64_t L = v[i];
-        if (L <= 0) continue;
-        int seen = 0;
-        for (int j = 0; j < i && !seen; j++) seen = v[j] == L;
-        if (seen) continue;
-        if (L != t->last) t->last = L, t->last_row = find_label(t->rows, t->n, L);
-        if (t->last_row >= 0) t->chi[t->last_row] += s;
+/* The cells named by a lattice point p of a D-dimensional image: one per
+ * set K of axes (the cell spans K: the vertex, edges, faces, the cube), of
+ * sign (-1)^|K|, touching the window's voxels p - d with d_a = 0 on every
+ * axis a of K (window index: bit D-1-a holds d_a). table[m]: what one label
+ * whose voxels in the window are the bits of m adds, the sum of the signs
+ * of the cells that touch one of them. */
+static void make_table(int D, tally *t) {
+    t->nw = 1 << D;
+    for (int m = 0; m < 1 << t->nw; m++) {
+        int sum = 0;
+        for (int K = 0; K < t->nw; K++) {
+            int kbits = 0, dims = 0;
+            for (int a = 0; a < D; a++)
+                if (K >> a & 1) kbits |= 1 << (D - 1 - a), dims++;
+            int touched = 0;
+            for (int i = 0; i < t->nw; i++) touched |= !(i & kbits) && (m >> i & 1);
+            sum += touched ? (dims % 2 ? -1 : 1) : 0;
+        }
+        t->table[m] = (int8_t)sum;
     }
 }
 
-/* The cells named by one lattice point, from its window w[d0 d1 d2] (bit
- * d0 = 4, d1 = 2, d2 = 1: the voxel p - d). */
+/* One window w of labels holding at least two: each label > 0 adds its
+ * pattern's value. */
 static void window(tally *t, const int64_t *w) {
-    int64_t v[4];
-    add_distinct(t, w, 8, +1); /* the vertex */
-    for (int a = 0; a < 3; a++) { /* edges along a: d_a = 0 */
-        int bit = 4 >> a, k = 0;
-        for (int i = 0; i < 8; i++)
-            if (!(i & bit)) v[k++] = w[i];
-        add_distinct(t, v, 4, -1);
+    int done = 0; /* bits of the window already counted */
+    for (int i = 0; i < t->nw; i++) {
+        if (done >> i & 1) continue;
+        int64_t L = w[i];
+        int m = 0;
+        for (int j = i; j < t->nw; j++) m |= (w[j] == L) << j;
+        done |= m;
+        if (L <= 0) continue;
+        if (L != t->last) t->last = L, t->last_row = find_label(t->rows, t->n, L);
+        if (t->last_row >= 0) t->chi[t->last_row] += t->table[m];
     }
-    for (int a = 0; a < 3; a++) { /* faces across a: d = 0 or d = e_a */
-        v[0] = w[0];
-        v[1] = w[4 >> a];
-        add_distinct(t, v, 2, +1);
-    }
-    if (w[0] > 0) add_distinct(t, w, 1, -1); /* the cube */
 }
 
 /* Label row y of plane z into dst[1 .. nx] (dst[0] = dst[nx + 1] = 0); a row
- * outside the array is all 0. a is 3-D (a 2-D image comes as one plane). */
+ * outside the array is all 0. (2-D: z is 0 and ignored.) */
 static voxa_status read_row(const voxa_array *a, int64_t z, int64_t y, int64_t *dst) {
-    int64_t nx = a->shape[2];
-    if (z < 0 || z >= a->shape[0] || y < 0 || y >= a->shape[1]) {
+    int D = a->ndim;
+    int64_t nx = a->shape[D - 1], ny = a->shape[D - 2];
+    if ((D == 3 && (z < 0 || z >= a->shape[0])) || y < 0 || y >= ny) {
         memset(dst, 0, (size_t)(nx + 2) * sizeof *dst);
         return VOXA_OK;
     }
     dst[0] = dst[nx + 1] = 0;
-    const char *p = (const char *)a->data + z * a->strides[0] + y * a->strides[1];
+    const char *p = (const char *)a->data + (D == 3 ? z * a->strides[0] : 0) +
+                    y * a->strides[D - 2];
     return voxa__measure_read_labels(a, p, nx, dst + 1);
 }
 
-/* The lattice points [lo, hi] of one axis that a core [clo, chi) of an axis
- * of extent n names: its own, and the far end when the core reaches it. */
-static int64_t last_point(int64_t chi, int64_t n) { return chi == n ? n : chi - 1; }
+
+/* mix[x - x0] = whether the window of lattice point x holds two labels
+ * (the others add nothing): branch-free, so that it vectorises. */
+#define DEF_MIXED(NR)                                                          \
+    static void mixed_windows##NR(int64_t *const *r, int64_t x0, int64_t x1, uint8_t *mix) { \
+        for (int64_t x = x0; x <= x1; x++) {                                   \
+            int64_t v = r[0][x + 1];                                           \
+            int d = r[0][x] != v;                                              \
+            for (int k = 1; k < NR; k++) d |= (r[k][x] != v) | (r[k][x + 1] != v); \
+            mix[x - x0] = (uint8_t)d;                                          \
+        }                                                                      \
+    }
+DEF_MIXED(2)
+DEF_MIXED(4)
+
+/* The lattice points lo .. last (inclusive; axis 0 unused in 2-D) of a
+ * core. r[k] (k = 2 d0 + d1 in 3-D, d0 in 2-D) is the row (z - d0, y - d1),
+ * padded so that voxel x - d2 is at x - d2 + 1; per plane the row y read
+ * now and the row y - 1 read before roll. */
+static voxa_status count_points(const voxa_array *a, const int64_t *lo, const int64_t *last,
+                                tally *t) {
+    int D = a->ndim, nr = 1 << (D - 1), planes = nr / 2;
+    int64_t nx = a->shape[D - 1];
+    int64_t *buf = voxa__malloc((size_t)(nx + 2) * (size_t)nr, sizeof *buf);
+    uint8_t *mix = voxa__malloc((size_t)(nx + 1), 1);
+    if (!buf || !mix) {
+        voxa__free(buf);
+        voxa__free(mix);
+        return voxa__error(VOXA_ENOMEM, "euler_number: no memory for rows of %lld",
+                           (long long)nx);
+    }
+    int64_t *r[4];
+    for (int k = 0; k < nr; k++) r[k] = buf + k * (nx + 2);
+    voxa_status st = VOXA_OK;
+    for (int64_t z = lo[0]; z <= last[0] && st == VOXA_OK; z++) {
+        for (int q = 0; q < planes && st == VOXA_OK; q++)
+            st = read_row(a, z - q, lo[1] - 1, r[2 * q + 1]);
+        for (int64_t y = lo[1]; y <= last[1] && st == VOXA_OK; y++) {
+            for (int q = 0; q < planes && st == VOXA_OK; q++) st = read_row(a, z - q, y, r[2 * q]);
+            if (st != VOXA_OK) break;
+            if (nr == 4) mixed_windows4(r, lo[2], last[2], mix);
+            else mixed_windows2(r, lo[2], last[2], mix);
+            for (int64_t x = lo[2]; x <= last[2]; x++) {
+                if (!mix[x - lo[2]]) continue;
+                int64_t w[8];
+                for (int k = 0; k < nr; k++) {
+                    w[k << 1] = r[k][x + 1];
+                    w[(k << 1) | 1] = r[k][x];
+                }
+                window(t, w);
+            }
+            for (int q = 0; q < planes; q++) { /* row y is the next y's y - 1 */
+                int64_t *tmp = r[2 * q];
+                r[2 * q] = r[2 * q + 1];
+                r[2 * q + 1] = tmp;
+            }
+        }
+    }
+    voxa__free(buf);
+    voxa__free(mix);
+    return st;
+}
+
+/* The core's lattice points split along the outer axis (z in 3-D, y in
+ * 2-D) across threads, each adding into its own n values: integer sums,
+ * the same for any split. */
+typedef struct euler_job {
+    const voxa_array *a;
+    int64_t lo[3], last[3];
+    int outer;            /* 0 in 3-D, 1 in 2-D */
+    const tally *proto;   /* rows, n, table */
+    int64_t *parts;       /* nthreads x n */
+} euler_job;
+
+static voxa_status euler_range(int64_t lo, int64_t hi, int tid, void *ctx) {
+    euler_job *J = ctx;
+    tally t = *J->proto;
+    t.chi = J->parts + (size_t)tid * (size_t)t.n;
+    int64_t l[3], e[3];
+    memcpy(l, J->lo, sizeof l);
+    memcpy(e, J->last, sizeof e);
+    l[J->outer] = J->lo[J->outer] + lo;
+    e[J->outer] = J->lo[J->outer] + hi - 1;
+    return count_points(J->a, l, e, &t);
+}
 
 static voxa_status count_core(const voxa_array *a, const int64_t *clo, const int64_t *chi,
                               tally *t) {
-    int64_t nx = a->shape[2];
-    int64_t *buf = voxa__malloc((size_t)(nx + 2) * 4, sizeof *buf);
-    VOXA_FAIL_IF(!buf, VOXA_ENOMEM, "euler_number: no memory for rows of %lld", (long long)nx);
-    /* r[d0 * 2 + d1]: the row (z - d0, y - d1), padded: voxel x - d2 at x - d2 + 1 */
-    int64_t *r[4] = {buf, buf + (nx + 2), buf + 2 * (nx + 2), buf + 3 * (nx + 2)};
-    voxa_status st = VOXA_OK;
-    int64_t z1 = last_point(chi[0], a->shape[0]), y1 = last_point(chi[1], a->shape[1]);
-    int64_t x1 = last_point(chi[2], nx);
-    for (int64_t z = clo[0]; z <= z1 && st == VOXA_OK; z++)
-        for (int64_t y = clo[1]; y <= y1 && st == VOXA_OK; y++) {
-            for (int k = 0; k < 4 && st == VOXA_OK; k++)
-                st = read_row(a, z - (k >> 1), y - (k & 1), r[k]);
-            for (int64_t x = clo[2]; x <= x1 && st == VOXA_OK; x++) {
-                int64_t w[8];
-                for (int k = 0; k < 4; k++) { /* bits d0 d1 from k, d2 the column */
-                    w[(k << 1)] = r[k][x + 1];
-                    w[(k << 1) | 1] = r[k][x];
-                }
-                int same = 1;
-                for (int i = 1; i < 8 && same; i++) same = w[i] == w[0];
-                if (!same) window(t, w);
-            }
-        }
-    voxa__free(buf);
+    int D = a->ndim, off = 3 - D;
+    euler_job J = {a, {0, 0, 0}, {0, 0, 0}, D == 3 ? 0 : 1, t, NULL};
+    for (int d = 0; d < D; d++) {
+        J.lo[d + off] = clo[d];
+        /* its own points, and the far end when the core reaches it */
+        J.last[d + off] = chi[d] == a->shape[d] ? chi[d] : chi[d] - 1;
+    }
+    int64_t points = J.last[J.outer] - J.lo[J.outer] + 1, per = 1;
+    for (int d = J.outer + 1; d < 3; d++) per *= J.last[d] - J.lo[d] + 1;
+    int nt;
+    J.parts = voxa__thread_scratch((size_t)(t->n > 0 ? t->n : 1), sizeof(int64_t), &nt);
+    VOXA_FAIL_IF(!J.parts, VOXA_ENOMEM, "euler_number: no memory for %lld labels per thread",
+                 (long long)t->n);
+    memset(J.parts, 0, (size_t)nt * (size_t)(t->n > 0 ? t->n : 1) * sizeof(int64_t));
+    voxa_status st = voxa__parallel_for_nt(points, voxa__grain(per), nt, euler_range, &J);
+    for (int k = 0; st == VOXA_OK && k < nt; k++)
+        for (int64_t i = 0; i < t->n; i++) t->chi[i] += J.parts[(size_t)k * (size_t)t->n + i];
+    voxa__free(J.parts);
     return st;
 }
 
@@ -142,30 +229,16 @@ voxa_status voxa_measure_euler_counts(const voxa_array *labels, const int64_t *c
                                       int64_t *chi) {
     VOXA_CHECK(check_args(labels, rows, n));
     VOXA_FAIL_IF(!core_lo || !core_hi || !chi, VOXA_EINVAL, "euler_number: NULL argument");
-    voxa_array a = *labels; /* as 3-D: a 2-D image is one plane */
-    int64_t lo[3] = {0, 0, 0}, hi[3] = {1, 1, 1};
-    int off = 3 - labels->ndim;
-    if (off) {
-        a.ndim = 3;
-        a.shape[0] = 1;
-        a.strides[0] = 0;
-        for (int d = 0; d < 2; d++) {
-            a.shape[d + 1] = labels->shape[d];
-            a.strides[d + 1] = labels->strides[d];
-        }
-    }
     for (int d = 0; d < labels->ndim; d++) {
         VOXA_FAIL_IF(core_lo[d] < 0 || core_hi[d] > labels->shape[d] || core_lo[d] > core_hi[d],
                      VOXA_EINVAL, "euler_number: core [%lld, %lld) outside axis %d of %lld",
                      (long long)core_lo[d], (long long)core_hi[d], d,
                      (long long)labels->shape[d]);
-        lo[d + off] = core_lo[d];
-        hi[d + off] = core_hi[d];
+        if (core_lo[d] == core_hi[d]) return VOXA_OK; /* an empty core names nothing */
     }
-    for (int d = 0; d < 3; d++)
-        if (lo[d] == hi[d]) return VOXA_OK; /* an empty core names nothing */
-    tally t = {rows, n, chi, 0, -1};
-    return count_core(&a, lo, hi, &t);
+    tally t = {rows, n, chi, 0, -1, 0, {0}};
+    make_table(labels->ndim, &t);
+    return count_core(labels, core_lo, core_hi, &t);
 }
 
 voxa_status voxa_measure_euler(const voxa_array *labels, const int64_t *rows, int64_t n,

@@ -26,6 +26,7 @@ const char voxa_cmd_measure_help[] =
     "                      centroid, bbox, intensity_mean, intensity_min,\n"
     "                      intensity_max, intensity_sum, centroid_weighted,\n"
     "                      intensity_std, perimeter (2-D, isotropic spacing),\n"
+    "                      euler_number (2-D, 3-D),\n"
     "                      inertia_tensor, inertia_tensor_eigvals,\n"
     "                      axis_major_length, axis_minor_length (2-D, 3-D),\n"
     "                      eccentricity, orientation (2-D)\n"

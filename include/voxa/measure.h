@@ -53,6 +53,7 @@ typedef struct voxa_measure_table {
                               standard deviation (np.std, ddof 0), from each run's squared
                               deviations merged as Chan et al. merge them (no
                               sum(x^2) - n mean^2 cancellation) */
+    int64_t *euler_number; /* VOXA_MEASURE_EULER (else NULL): as voxa_measure_euler */
 } voxa_measure_table;
 
 /** The perimeter of each object of a 2-D label image, as
@@ -107,7 +108,8 @@ enum {
     VOXA_MEASURE_INTENSITY = 1, /* the intensity columns (an intensity image is added) */
     VOXA_MEASURE_MOMENTS = 2,   /* the central second moments (moments2) */
     VOXA_MEASURE_STD = 4,       /* intensity_std (with an intensity image) */
-    VOXA_MEASURE_PERIMETER = 8  /* perimeter (2-D; voxa_measure_store_with only) */
+    VOXA_MEASURE_PERIMETER = 8, /* perimeter (2-D; voxa_measure_store_with only) */
+    VOXA_MEASURE_EULER = 16     /* euler_number (2-D, 3-D; voxa_measure_store_with only) */
 };
 
 /** Start an accumulator for an `ndim`-D volume of shape `shape` (origins
@@ -152,7 +154,9 @@ VOXA_API voxa_status voxa_measure_store(struct voxa_store *labels, struct voxa_s
                                         voxa_progress progress, voxa_measure_table *t);
 /** voxa_measure_store with `flags` (VOXA_MEASURE_MOMENTS, VOXA_MEASURE_STD and, for 2-D
  *  labels, VOXA_MEASURE_PERIMETER: a second pass over the labels by blocks of
- *  rows, each with 2 rows of its neighbours). */
+ *  rows, each with 2 rows of its neighbours; for 2-D and 3-D labels
+ *  VOXA_MEASURE_EULER: a pass by slabs along axis 0, each with one of its
+ *  neighbours' on each side). */
 VOXA_API voxa_status voxa_measure_store_with(struct voxa_store *labels,
                                              struct voxa_store *intensity, const double *spacing,
                                              int64_t mem_limit, int flags, voxa_progress progress,
@@ -160,7 +164,8 @@ VOXA_API voxa_status voxa_measure_store_with(struct voxa_store *labels,
 /** The flags a table needs for the CSV columns `properties` (as
  *  voxa_measure_write_csv takes them): VOXA_MEASURE_MOMENTS when a shape
  *  property is named, VOXA_MEASURE_STD for intensity_std,
- *  VOXA_MEASURE_PERIMETER for perimeter (unknown names are left to the writer). */
+ *  VOXA_MEASURE_PERIMETER for perimeter, VOXA_MEASURE_EULER for euler_number
+ *  (unknown names are left to the writer). */
 VOXA_API int voxa_measure_flags_for(const char *properties);
 /** EINVAL, with the message voxa_measure_write_csv would give, unless
  *  `properties` (NULL: the default) can be written from an `ndim`-D table
@@ -172,7 +177,8 @@ VOXA_API voxa_status voxa_measure_check_properties(const char *properties, int n
  *  when complete). `properties`: comma-separated names among label, area,
  *  num_pixels, centroid, bbox, intensity_mean, intensity_min,
  *  intensity_max, intensity_sum, centroid_weighted, intensity_std and
- *  perimeter (2-D, isotropic spacing; from a table with them) and, from a table with
+ *  perimeter (2-D, isotropic spacing), euler_number (2-D, 3-D; each from a
+ *  table with it) and, from a table with
  *  moments2, the shape properties inertia_tensor, inertia_tensor_eigvals,
  *  axis_major_length, axis_minor_length (2-D, 3-D), eccentricity and
  *  orientation (2-D), by skimage's formulas; in the column order wanted; NULL: "label,area,centroid,bbox" followed, with intensity, by

@@ -360,7 +360,8 @@ done:
     return st;
 }
 
-/* The 2-D perimeter's second pass from a store, by blocks of rows, into the CSV. */
+/* The 2-D perimeter's and the Euler number's passes from a store, by blocks
+ * of rows, into the CSV. */
 static voxa_status perimeter_job(const void *param, result *r) {
     (void)param;
     voxa_status st;
@@ -368,10 +369,11 @@ static voxa_status perimeter_job(const void *param, result *r) {
     voxa_measure_table t;
     memset(&t, 0, sizeof t);
     TRY(voxa_store_open(path_in("lab2d.npy"), &sl));
-    TRY(voxa_measure_store_with(sl, NULL, NULL, 300, VOXA_MEASURE_PERIMETER, (voxa_progress){0},
-                                &t));
+    TRY(voxa_measure_store_with(sl, NULL, NULL, 300, VOXA_MEASURE_PERIMETER | VOXA_MEASURE_EULER,
+                                (voxa_progress){0}, &t));
     res_add(r, t.perimeter, (size_t)t.n * sizeof *t.perimeter);
-    TRY(voxa_measure_write_csv(&t, "label,perimeter", path_in("pm.csv")));
+    res_add(r, t.euler_number, (size_t)t.n * sizeof *t.euler_number);
+    TRY(voxa_measure_write_csv(&t, "label,perimeter,euler_number", path_in("pm.csv")));
     res_file(r, path_in("pm.csv"));
 done:
     voxa_measure_table_free(&t);
@@ -468,7 +470,7 @@ static void test_misc(void) {
     for (int64_t k = 0; k < voxa_array_size(&lab2); k++)
         ((uint8_t *)lab2.data)[k] = (uint8_t)(vtest_rand(&(unsigned long long){k + 11}) % 4);
     CHECK_OK(voxa_write(path_in("lab2d.npy"), &lab2));
-    sweep("2-D perimeter from a store, csv", perimeter_job, NULL, NULL);
+    sweep("2-D perimeter and euler_number from a store, csv", perimeter_job, NULL, NULL);
     voxa_array_free(&lab2);
     FILE *f = fopen(path_in("pts.csv"), "w");
     if (f) {

@@ -570,7 +570,7 @@ static void test_perimeter(void) {
     const double want[5] = {8, 3, 4, 16, 0};
     for (int64_t i = 0; st.perimeter && i < st.n; i++) CHECK(st.perimeter[i] == want[i]);
     voxa_measure_table_free(&st);
-    CHECK_STATUS(voxa_measure_store_with(s, NULL, NULL, 100, 16, (voxa_progress){0}, &st),
+    CHECK_STATUS(voxa_measure_store_with(s, NULL, NULL, 100, 32, (voxa_progress){0}, &st),
                  VOXA_EINVAL);
     voxa_store_close(s);
     voxa_array V3 = L; /* the same labels as 1 x 9 x 12: a 3-D store has no perimeter */
@@ -659,6 +659,33 @@ static void test_euler(void) {
         CHECK_OK(voxa_measure_euler_counts(&C, clo, chi, r3, 3, parts));
     }
     CHECK(!memcmp(whole, parts, sizeof whole));
+    /* from a store, by slabs of planes (a 200-byte limit: 1 plane of 168
+     * bytes per slab beside its context), into the CSV */
+    voxa_store *vs;
+    voxa_measure_table tb;
+    CHECK_OK(voxa_store_wrap(&V, &vs));
+    int64_t seen[3] = {0};
+    CHECK_OK(voxa_measure_store_with(vs, NULL, NULL, 200, VOXA_MEASURE_EULER,
+                                     (voxa_progress){last_step, seen}, &tb));
+    CHECK(seen[2] == seen[1] && seen[1] > 5); /* first pass, then 5 slabs */
+    CHECK(tb.n == 3 && tb.euler_number && !tb.perimeter);
+    for (int64_t i = 0; tb.euler_number && i < tb.n; i++) CHECK(tb.euler_number[i] == o3[i]);
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/voxa_test_euler_%d.csv", (int)getpid());
+    CHECK_OK(voxa_measure_write_csv(&tb, "label,euler_number", path));
+    FILE *f = fopen(path, "r");
+    char text[128] = {0};
+    CHECK(f && fread(text, 1, sizeof text - 1, f) > 0);
+    if (f) fclose(f);
+    remove(path);
+    CHECK(!strcmp(text, "label,euler_number\n7,2\n8,0\n9,1\n"));
+    voxa_measure_table_free(&tb);
+    CHECK_STATUS(voxa_measure_write_csv(&tb, "label,euler_number", path), VOXA_EINVAL);
+    voxa_store_close(vs);
+    CHECK_STATUS(voxa_measure_check_properties("label,euler_number", 4, VOXA_MEASURE_EULER),
+                 VOXA_EINVAL);
+    CHECK_MSG("2-D and 3-D");
+    CHECK(voxa_measure_flags_for("area,euler_number") == VOXA_MEASURE_EULER);
     int64_t empty_hi[3] = {0, 6, 7};
     CHECK_OK(voxa_measure_euler_counts(&V, lo0, empty_hi, r3, 3, parts)); /* adds nothing */
     CHECK(!memcmp(whole, parts, sizeof whole));

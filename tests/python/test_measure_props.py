@@ -400,3 +400,31 @@ def test_euler_number_other_ranks_go_to_skimage():
         skm.regionprops_table(lab, properties=("euler_number",))
     with pytest.raises(type(e.value)):
         voxa.regionprops_table(lab, properties=("euler_number",))
+
+
+@pytest.mark.parametrize("shape", [(70, 90), (12, 30, 26)])
+def test_cli_euler_number_streamed(tmp_path, shape):
+    """`voxa measure --properties ...,euler_number`: a pass by slabs along
+    axis 0, each with one of its neighbours' on each side, at a limit of a
+    few rows; the in-memory numbers exactly, with perimeter beside it in
+    2-D; 1-D and 4-D labels are refused before any pass."""
+    import subprocess
+    from conftest import CLI
+    rng = np.random.default_rng(len(shape))
+    lab, _ = ndi.label(rng.random(shape) > 0.45)
+    lab = np.where(lab % 3 == 1, 1, lab).astype(np.int32)
+    np.save(tmp_path / "lab.npy", lab)
+    props = ("label", "euler_number") + (("perimeter",) if len(shape) == 2 else ())
+    r = subprocess.run([CLI, "measure", tmp_path / "lab.npy", "-o", tmp_path / "t.csv",
+                        "--properties", ",".join(props), "--mem-limit", "3K"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    got = np.loadtxt(tmp_path / "t.csv", delimiter=",", skiprows=1, ndmin=2)
+    want = voxa.regionprops_table(lab, properties=props)
+    assert (want["euler_number"] != 1).any()
+    for i, p in enumerate(props):
+        np.testing.assert_array_equal(got[:, i], want[p], err_msg=p)
+    np.save(tmp_path / "lab4.npy", lab.reshape((1,) + lab.shape + (1,))[..., :1])
+    r = subprocess.run([CLI, "measure", tmp_path / "lab4.npy", "-o", tmp_path / "u.csv",
+                        "--properties", "euler_number"], capture_output=True, text=True)
+    assert r.returncode == 2 and "2-D and 3-D" in r.stderr and not (tmp_path / "u.csv").exists()

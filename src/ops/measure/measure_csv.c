@@ -10,11 +10,11 @@
 #include <string.h>
 
 enum { P_LABEL, P_AREA, P_NUM_PIXELS, P_CENTROID, P_BBOX, P_MEAN, P_MIN, P_MAX, P_SUM, P_WCENTROID,
-       P_STD, P_PERIMETER, P_TENSOR, P_EIGVALS, P_MAJOR, P_MINOR, P_ECCENTRICITY, P_ORIENTATION, P_COUNT };
+       P_STD, P_PERIMETER, P_EULER, P_TENSOR, P_EIGVALS, P_MAJOR, P_MINOR, P_ECCENTRICITY, P_ORIENTATION, P_COUNT };
 static const char *const prop_names[P_COUNT] = {
     "label", "area", "num_pixels", "centroid", "bbox", "intensity_mean", "intensity_min",
     "intensity_max", "intensity_sum", "centroid_weighted", "intensity_std", "perimeter",
-    "inertia_tensor",
+    "euler_number", "inertia_tensor",
     "inertia_tensor_eigvals", "axis_major_length", "axis_minor_length", "eccentricity",
     "orientation"};
 
@@ -45,7 +45,7 @@ static voxa_status each_word(const char *text, word_fn f, void *ctx) {
 }
 
 typedef struct parse {
-    int ndim, intensity, moments, std, perimeter; /* what the table has */
+    int ndim, intensity, moments, std, perimeter, euler; /* what the table has */
     int anisotropic;                              /* its spacing differs between axes */
     int *ids, n;
 } parse;
@@ -56,7 +56,8 @@ static voxa_status take(const char *p, size_t len, void *ctx) {
     VOXA_FAIL_IF(id < 0, VOXA_EINVAL,
                  "properties: unknown property '%.*s' (known: label, area, num_pixels, "
                  "centroid, bbox, intensity_mean, intensity_min, intensity_max, "
-                 "intensity_sum, centroid_weighted, intensity_std, perimeter, inertia_tensor, "
+                 "intensity_sum, centroid_weighted, intensity_std, perimeter, euler_number, "
+                 "inertia_tensor, "
                  "inertia_tensor_eigvals, "
                  "axis_major_length, axis_minor_length, eccentricity, orientation)",
                  (int)len, p);
@@ -70,6 +71,11 @@ static voxa_status take(const char *p, size_t len, void *ctx) {
                  "properties: 'perimeter' needs its pass (VOXA_MEASURE_PERIMETER)");
     VOXA_FAIL_IF(id == P_PERIMETER && q->anisotropic, VOXA_EINVAL,
                  "properties: 'perimeter' supports isotropic spacings only (as scikit-image)");
+    VOXA_FAIL_IF(id == P_EULER && q->ndim > 0 && q->ndim != 2 && q->ndim != 3, VOXA_EINVAL,
+                 "properties: 'euler_number' is defined for 2-D and 3-D labels (these are %d-D)",
+                 q->ndim);
+    VOXA_FAIL_IF(id == P_EULER && !q->euler, VOXA_EINVAL,
+                 "properties: 'euler_number' needs its pass (VOXA_MEASURE_EULER)");
     VOXA_FAIL_IF(id >= P_TENSOR && !q->moments, VOXA_EINVAL,
                  "properties: '%s' needs the second moments (VOXA_MEASURE_MOMENTS)",
                  prop_names[id]);
@@ -91,13 +97,15 @@ static voxa_status flag_word(const char *p, size_t len, void *ctx) {
     if (id >= P_TENSOR) *(int *)ctx |= VOXA_MEASURE_MOMENTS;
     if (id == P_STD) *(int *)ctx |= VOXA_MEASURE_STD;
     if (id == P_PERIMETER) *(int *)ctx |= VOXA_MEASURE_PERIMETER;
+    if (id == P_EULER) *(int *)ctx |= VOXA_MEASURE_EULER;
     return VOXA_OK;
 }
 
 voxa_status voxa_measure_check_properties(const char *properties, int ndim, int flags) {
     int ids[MAXPROPS];
     parse q = {ndim, flags & VOXA_MEASURE_INTENSITY, flags & VOXA_MEASURE_MOMENTS,
-               flags & VOXA_MEASURE_STD, flags & VOXA_MEASURE_PERIMETER, 0, ids, 0};
+               flags & VOXA_MEASURE_STD, flags & VOXA_MEASURE_PERIMETER,
+               flags & VOXA_MEASURE_EULER, 0, ids, 0};
     if (!properties) return VOXA_OK; /* the default columns */
     VOXA_CHECK(each_word(properties, take, &q));
     VOXA_FAIL_IF(q.n == 0, VOXA_EINVAL, "properties: empty list");
@@ -134,6 +142,7 @@ static void cells(const voxa_measure_table *t, int id, int64_t r, double *v) {
     case P_SUM: v[0] = t->intensity_sum[r]; break;
     case P_STD: v[0] = t->intensity_std[r]; break;
     case P_PERIMETER: v[0] = t->perimeter[r] * t->spacing[0]; break;
+    case P_EULER: v[0] = (double)t->euler_number[r]; break;
     case P_BBOX:
         for (int c = 0; c < 2 * nd; c++) v[c] = (double)t->bbox[r * 2 * nd + c];
         break;
@@ -169,8 +178,8 @@ voxa_status voxa_measure_write_csv(const voxa_measure_table *t, const char *prop
                          : "label,area,centroid,bbox";
     int aniso = 0;
     for (int d = 1; d < nd; d++) aniso |= t->spacing[d] != t->spacing[0];
-    parse q = {nd,   t->has_intensity, t->moments2 != NULL, t->intensity_std != NULL,
-               t->perimeter != NULL, aniso, ids, 0};
+    parse q = {nd, t->has_intensity, t->moments2 != NULL, t->intensity_std != NULL,
+               t->perimeter != NULL, t->euler_number != NULL, aniso, ids, 0};
     VOXA_CHECK(each_word(properties, take, &q));
     n = q.n;
     VOXA_FAIL_IF(n == 0, VOXA_EINVAL, "properties: empty list");

@@ -127,6 +127,7 @@ void voxa_measure_table_free(voxa_measure_table *t) {
     free(t->centroid_weighted);
     free(t->intensity_std);
     free(t->perimeter);
+    free(t->euler_number);
     free(t->moments2);
     memset(t, 0, sizeof *t);
 }
@@ -235,46 +236,84 @@ voxa_status voxa_measure_with(const voxa_array *labels, const voxa_array *intens
 
 /* ---- stores --------------------------------------------------------------------- */
 
-/* Rows per block of the perimeter pass: with the 4 rows of context, within
- * mem_limit (at least 1). */
-static int64_t perimeter_rows(const int64_t *shape, voxa_dtype lt, int64_t mem_limit) {
-    int64_t nx = shape[1] > 0 ? shape[1] : 1;
-    int64_t rows = mem_limit / (nx * (int64_t)voxa_dtype_size(lt)) - 4;
-    return rows < 1 ? 1 : rows;
+/* The counting passes after the first one (perimeter, euler_number): slabs
+ * along axis 0, each read with `ctx` of its neighbours on each side, whose
+ * core's integer counts (k per label) add up to the whole image's. */
+typedef voxa_status (*count_fn)(const voxa_array *, const int64_t *, const int64_t *,
+                                const int64_t *, int64_t, int64_t *);
+typedef struct count_pass {
+    count_fn fn;
+    int k;              /* counts per label */
+    int64_t ctx;        /* context on each side along axis 0 */
+    int64_t rows;       /* slab thickness, within the memory limit */
+    int64_t blocks;
+} count_pass;
+
+static count_pass make_pass(count_fn fn, int k, int64_t ctx, int nd, const int64_t *shape,
+                            voxa_dtype lt, int64_t mem_limit) {
+    int64_t per = (int64_t)voxa_dtype_size(lt);
+    for (int d = 1; d < nd; d++) per *= shape[d] > 0 ? shape[d] : 1;
+    int64_t rows = mem_limit / per - 2 * ctx;
+    count_pass c = {fn, k, ctx, rows < 1 ? 1 : rows, 0};
+    c.blocks = (shape[0] + c.rows - 1) / c.rows;
+    return c;
 }
 
-/* t->perimeter from a 2-D label store: blocks of `rows` whole rows, each
- * read with 2 rows of its neighbours, their border pixels counted per
- * weight (voxa_measure_perimeter_counts) and summed; progress goes on from
- * block `done` of `total`. */
-static voxa_status perimeter_store(voxa_store *labels, const int64_t *shape, voxa_dtype lt,
-                                   int64_t rows, voxa_progress *progress, int64_t done_blocks,
-                                   int64_t total, voxa_measure_table *t) {
-    int64_t ny = shape[0], n = t->n;
-    int64_t *cnt = calloc((size_t)(n > 0 ? n : 1) * 3, sizeof *cnt);
-    t->perimeter = malloc((size_t)(n > 0 ? n : 1) * sizeof *t->perimeter);
+/* Run pass c over the label store into cnt (t->n x c->k, zeroed); progress
+ * goes on from block *done of `total`. */
+static voxa_status run_pass(const count_pass *c, voxa_store *labels, int nd,
+                            const int64_t *shape, voxa_dtype lt, const voxa_measure_table *t,
+                            int64_t *cnt, voxa_progress *progress, int64_t *done,
+                            int64_t total) {
+    int64_t n0 = shape[0];
     voxa_array buf = {0};
-    voxa_status st = VOXA_OK;
-    VOXA_GOTO_IF(!cnt || !t->perimeter, VOXA_ENOMEM, "perimeter: no memory for %lld labels",
-                 (long long)n);
-    int64_t bshape[2] = {rows + 4 < ny ? rows + 4 : ny, shape[1]};
-    if ((st = voxa_array_new(&buf, lt, 2, bshape)) != VOXA_OK) goto done;
-    for (int64_t y0 = 0; y0 < ny; y0 += rows) {
-        int64_t y1 = y0 + rows < ny ? y0 + rows : ny;
-        int64_t a0 = y0 - 2 > 0 ? y0 - 2 : 0, a1 = y1 + 2 < ny ? y1 + 2 : ny;
+    int64_t bshape[VOXA_MAXDIM];
+    memcpy(bshape, shape, sizeof bshape);
+    bshape[0] = c->rows + 2 * c->ctx < n0 ? c->rows + 2 * c->ctx : n0;
+    voxa_status st = voxa_array_new(&buf, lt, nd, bshape);
+    for (int64_t y0 = 0; st == VOXA_OK && y0 < n0; y0 += c->rows) {
+        int64_t y1 = y0 + c->rows < n0 ? y0 + c->rows : n0;
+        int64_t a0 = y0 - c->ctx > 0 ? y0 - c->ctx : 0, a1 = y1 + c->ctx < n0 ? y1 + c->ctx : n0;
         voxa_array v = buf;
         v.owner = NULL;
         v.shape[0] = a1 - a0;
-        int64_t at[2] = {a0, 0}, lo[2] = {y0 - a0, 0}, hi[2] = {y1 - a0, shape[1]};
-        if ((st = voxa_store_read(labels, at, &v)) != VOXA_OK) goto done;
-        if ((st = voxa_measure_perimeter_counts(&v, lo, hi, t->label, n, cnt)) != VOXA_OK)
-            goto done;
-        if ((st = voxa__progress(progress, ++done_blocks, total)) != VOXA_OK) goto done;
+        int64_t at[VOXA_MAXDIM] = {a0}, lo[VOXA_MAXDIM] = {y0 - a0}, hi[VOXA_MAXDIM];
+        memcpy(hi, shape, sizeof hi);
+        hi[0] = y1 - a0;
+        st = voxa_store_read(labels, at, &v);
+        if (st == VOXA_OK) st = c->fn(&v, lo, hi, t->label, t->n, cnt);
+        if (st == VOXA_OK) st = voxa__progress(progress, ++*done, total);
     }
-    voxa_measure_perimeter_of_counts(cnt, n, t->perimeter);
-done:
-    free(cnt);
     voxa_array_free(&buf);
+    return st;
+}
+
+/* t->perimeter and t->euler_number, as flags ask, from their passes. */
+static voxa_status count_passes(voxa_store *labels, int nd, const int64_t *shape,
+                                voxa_dtype lt, int flags, const count_pass *per,
+                                const count_pass *eul, voxa_progress *progress, int64_t done,
+                                int64_t total, voxa_measure_table *t) {
+    int64_t n = t->n > 0 ? t->n : 1;
+    int64_t *cnt = calloc((size_t)n * 3, sizeof *cnt);
+    VOXA_FAIL_IF(!cnt, VOXA_ENOMEM, "measure: no memory for the counts of %lld labels",
+                 (long long)t->n);
+    voxa_status st = VOXA_OK;
+    if (flags & VOXA_MEASURE_PERIMETER) {
+        t->perimeter = malloc((size_t)n * sizeof *t->perimeter);
+        st = t->perimeter ? run_pass(per, labels, nd, shape, lt, t, cnt, progress, &done, total)
+                          : voxa__error(VOXA_ENOMEM, "perimeter: no memory for %lld labels",
+                                        (long long)t->n);
+        if (st == VOXA_OK) voxa_measure_perimeter_of_counts(cnt, t->n, t->perimeter);
+    }
+    if (st == VOXA_OK && (flags & VOXA_MEASURE_EULER)) {
+        t->euler_number = calloc((size_t)n, sizeof *t->euler_number);
+        st = t->euler_number
+                 ? run_pass(eul, labels, nd, shape, lt, t, t->euler_number, progress, &done,
+                            total)
+                 : voxa__error(VOXA_ENOMEM, "euler_number: no memory for %lld labels",
+                               (long long)t->n);
+    }
+    free(cnt);
     return st;
 }
 
@@ -319,23 +358,24 @@ voxa_status voxa_measure_store_with(voxa_store *labels, voxa_store *intensity,
         grid[d] = shape[d] ? (shape[d] + block[d] - 1) / block[d] : 0;
         nblocks *= grid[d];
     }
-    /* the perimeter's pass comes after: its blocks count in the progress */
-    int64_t prows = 0, pblocks = 0;
-    if ((flags & VOXA_MEASURE_PERIMETER) && nd == 2) {
-        prows = perimeter_rows(shape, lt, mem_limit);
-        pblocks = (shape[0] + prows - 1) / prows;
-    }
+    /* the counting passes come after: their blocks count in the progress */
+    count_pass per = make_pass(voxa_measure_perimeter_counts, 3, 2, nd, shape, lt, mem_limit);
+    count_pass eul = make_pass(voxa_measure_euler_counts, 1, 1, nd, shape, lt, mem_limit);
+    int64_t pblocks = (flags & VOXA_MEASURE_PERIMETER ? per.blocks : 0) +
+                      (flags & VOXA_MEASURE_EULER ? eul.blocks : 0);
     voxa_status st = VOXA_OK;
     voxa_measure_acc *acc = NULL;
     voxa_array lbuf = {0}, ibuf = {0};
-    VOXA_FAIL_IF(flags & ~(VOXA_MEASURE_MOMENTS | VOXA_MEASURE_STD | VOXA_MEASURE_PERIMETER),
-                 VOXA_EINVAL, "flags: %d (VOXA_MEASURE_MOMENTS | _STD | _PERIMETER; intensity "
+    const int passes = VOXA_MEASURE_PERIMETER | VOXA_MEASURE_EULER;
+    VOXA_FAIL_IF(flags & ~(VOXA_MEASURE_MOMENTS | VOXA_MEASURE_STD | passes), VOXA_EINVAL,
+                 "flags: %d (VOXA_MEASURE_MOMENTS | _STD | _PERIMETER | _EULER; intensity "
                  "follows the intensity store)", flags);
     VOXA_FAIL_IF((flags & VOXA_MEASURE_PERIMETER) && nd != 2, VOXA_EINVAL,
                  "perimeter: 2-D labels only (these are %d-D)", nd);
+    VOXA_FAIL_IF((flags & VOXA_MEASURE_EULER) && nd != 2 && nd != 3, VOXA_EINVAL,
+                 "euler_number: 2-D or 3-D labels only (these are %d-D)", nd);
     VOXA_CHECK(voxa_measure_acc_new(nd, shape,
-                                    (flags & ~VOXA_MEASURE_PERIMETER) |
-                                        (intensity ? VOXA_MEASURE_INTENSITY : 0),
+                                    (flags & ~passes) | (intensity ? VOXA_MEASURE_INTENSITY : 0),
                                     &acc));
     st = voxa_array_new(&lbuf, lt, nd, block);
     if (st == VOXA_OK && intensity) st = voxa_array_new(&ibuf, it, nd, block);
@@ -359,8 +399,9 @@ voxa_status voxa_measure_store_with(voxa_store *labels, voxa_store *intensity,
     st = voxa_measure_acc_table(acc, spacing, t);
     voxa_array_free(&lbuf); /* the first pass's blocks: not held during the second */
     voxa_array_free(&ibuf);
-    if (st == VOXA_OK && (flags & VOXA_MEASURE_PERIMETER))
-        st = perimeter_store(labels, shape, lt, prows, &progress, nblocks, nblocks + pblocks, t);
+    if (st == VOXA_OK && (flags & passes))
+        st = count_passes(labels, nd, shape, lt, flags, &per, &eul, &progress, nblocks,
+                          nblocks + pblocks, t);
 done:
     voxa_array_free(&lbuf);
     voxa_array_free(&ibuf);

@@ -639,6 +639,11 @@ static void test_euler(void) {
     CHECK_OK(voxa_measure_euler(&L, rows, 6, tout));
     voxa_set_threads(0);
     CHECK(!memcmp(o3, o3t, sizeof o3) && !memcmp(out, tout, sizeof out));
+    setenv("VOXA_EULER_KERNEL", "c", 1); /* the baseline kernel finds the same windows */
+    CHECK_OK(voxa_measure_euler(&V, r3, 3, o3t));
+    CHECK_OK(voxa_measure_euler(&L, rows, 6, tout));
+    unsetenv("VOXA_EULER_KERNEL");
+    CHECK(!memcmp(o3, o3t, sizeof o3) && !memcmp(out, tout, sizeof out));
     /* chunks: cores cut at (2, 3, 4), each with a voxel of context on each
      * side (beyond the array is outside the image) */
     int64_t whole[3] = {0}, parts[3] = {0}, lo0[3] = {0, 0, 0};

@@ -107,18 +107,38 @@ static voxa_status read_row(const voxa_array *a, int64_t z, int64_t y, int64_t *
 
 
 /* mix[x - x0] = whether the window of lattice point x holds two labels
- * (the others add nothing): branch-free, so that it vectorises. */
-#define DEF_MIXED(NR)                                                          \
-    static void mixed_windows##NR(int64_t *const *r, int64_t x0, int64_t x1, uint8_t *mix) { \
-        for (int64_t x = x0; x <= x1; x++) {                                   \
-            int64_t v = r[0][x + 1];                                           \
-            int d = r[0][x] != v;                                              \
-            for (int k = 1; k < NR; k++) d |= (r[k][x] != v) | (r[k][x + 1] != v); \
-            mix[x - x0] = (uint8_t)d;                                          \
-        }                                                                      \
+ * (the others add nothing): branch-free, so that it vectorises; 64-bit
+ * compares need SSE4.1, so an AVX2 build of it where the CPU has one
+ * (VOXA_EULER_KERNEL=c forces the baseline, for tests). */
+#define MIXED_BODY(NR)                                                         \
+    for (int64_t x = x0; x <= x1; x++) {                                       \
+        int64_t v = r[0][x + 1];                                               \
+        int d = r[0][x] != v;                                                  \
+        for (int k = 1; k < NR; k++) d |= (r[k][x] != v) | (r[k][x + 1] != v); \
+        mix[x - x0] = (uint8_t)d;                                              \
     }
-DEF_MIXED(2)
-DEF_MIXED(4)
+typedef void (*mixed_fn)(int64_t *const *r, int64_t x0, int64_t x1, uint8_t *mix);
+static void mixed2(int64_t *const *r, int64_t x0, int64_t x1, uint8_t *mix) { MIXED_BODY(2) }
+static void mixed4(int64_t *const *r, int64_t x0, int64_t x1, uint8_t *mix) { MIXED_BODY(4) }
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("avx2"))) static void mixed2_avx2(int64_t *const *r, int64_t x0,
+                                                        int64_t x1, uint8_t *mix) {
+    MIXED_BODY(2)
+}
+__attribute__((target("avx2"))) static void mixed4_avx2(int64_t *const *r, int64_t x0,
+                                                        int64_t x1, uint8_t *mix) {
+    MIXED_BODY(4)
+}
+#endif
+
+static mixed_fn mixed_kernel(int nr) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (voxa__simd_level_from_env("VOXA_EULER_KERNEL") >= VOXA__SIMD_AVX2 &&
+        __builtin_cpu_supports("avx2"))
+        return nr == 4 ? mixed4_avx2 : mixed2_avx2;
+#endif
+    return nr == 4 ? mixed4 : mixed2;
+}
 
 /* The lattice points lo .. last (inclusive; axis 0 unused in 2-D) of a
  * core. r[k] (k = 2 d0 + d1 in 3-D, d0 in 2-D) is the row (z - d0, y - d1),
@@ -129,7 +149,7 @@ static voxa_status count_points(const voxa_array *a, const int64_t *lo, const in
     int D = a->ndim, nr = 1 << (D - 1), planes = nr / 2;
     int64_t nx = a->shape[D - 1];
     int64_t *buf = voxa__malloc((size_t)(nx + 2) * (size_t)nr, sizeof *buf);
-    uint8_t *mix = voxa__malloc((size_t)(nx + 1), 1);
+    uint8_t *mix = voxa__malloc((size_t)(nx + 8), 1);
     if (!buf || !mix) {
         voxa__free(buf);
         voxa__free(mix);
@@ -138,6 +158,7 @@ static voxa_status count_points(const voxa_array *a, const int64_t *lo, const in
     }
     int64_t *r[4];
     for (int k = 0; k < nr; k++) r[k] = buf + k * (nx + 2);
+    mixed_fn mixed = mixed_kernel(nr);
     voxa_status st = VOXA_OK;
     for (int64_t z = lo[0]; z <= last[0] && st == VOXA_OK; z++) {
         for (int q = 0; q < planes && st == VOXA_OK; q++)
@@ -145,9 +166,14 @@ static voxa_status count_points(const voxa_array *a, const int64_t *lo, const in
         for (int64_t y = lo[1]; y <= last[1] && st == VOXA_OK; y++) {
             for (int q = 0; q < planes && st == VOXA_OK; q++) st = read_row(a, z - q, y, r[2 * q]);
             if (st != VOXA_OK) break;
-            if (nr == 4) mixed_windows4(r, lo[2], last[2], mix);
-            else mixed_windows2(r, lo[2], last[2], mix);
+            mixed(r, lo[2], last[2], mix);
             for (int64_t x = lo[2]; x <= last[2]; x++) {
+                uint64_t word = 1;
+                if (x + 8 <= last[2] + 1) memcpy(&word, mix + (x - lo[2]), 8);
+                if (!word) { /* 8 windows of one label each */
+                    x += 7;
+                    continue;
+                }
                 if (!mix[x - lo[2]]) continue;
                 int64_t w[8];
                 for (int k = 0; k < nr; k++) {

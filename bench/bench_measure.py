@@ -49,6 +49,25 @@ def check(got, want):
             assert np.array_equal(got[k], want[k]), k
 
 
+def against_skimage(labels, inten, props, repeats, floor=None):
+    """Table rows: skimage's regionprops_table, then voxa's with 1 and 2
+    threads (checked equal to it); and skimage's measurement."""
+    sk = measure(lambda: sk_table(labels, inten, properties=props), repeats=repeats,
+                 max_seconds=60)
+    rows = [("skimage regionprops_table", sk, "")]
+    for t in (1, 2):
+        voxa.set_threads(t)
+        m = measure(lambda: voxa.regionprops_table(labels, inten, properties=props),
+                    repeats=repeats)
+        check(m["result"], sk["result"])
+        note = f"{sk['median'] / m['median']:.0f}x faster than skimage"
+        if floor is not None:
+            note += f", {m['median'] / floor['median']:.2f}x labels.max()"
+        rows.append((f"voxa {t} thread{'s' if t > 1 else ''}", m, note))
+    voxa.set_threads(0)
+    return rows, sk
+
+
 def main():
     quick = "--quick" in sys.argv
     shape = (8, 256, 256) if quick else (20, 1024, 1024)
@@ -64,18 +83,7 @@ def main():
                                 ("shape (label, area, centroid, inertia_tensor_eigvals, "
                                  "axis_major_length, axis_minor_length)", SHAPE, None),
                                 ("euler_number (label, euler_number)", EULER, None)):
-        sk = measure(lambda: sk_table(labels, inten, properties=props), repeats=repeats,
-                     max_seconds=60)
-        rows = [("skimage regionprops_table", sk, "")]
-        for t in (1, 2):
-            voxa.set_threads(t)
-            m = measure(lambda: voxa.regionprops_table(labels, inten, properties=props),
-                        repeats=repeats)
-            check(m["result"], sk["result"])
-            rows.append((f"voxa {t} thread{'s' if t > 1 else ''}", m,
-                         f"{sk['median'] / m['median']:.0f}x faster than skimage, "
-                         f"{m['median'] / floor['median']:.2f}x labels.max()"))
-        voxa.set_threads(0)
+        rows, _ = against_skimage(labels, inten, props, repeats, floor)
         rows.append(("labels.max() (one NumPy pass)", floor, "the floor"))
         out.append(table(title, rows, "voxa 1 thread"))
     # euler_number on 2-D discs and rings (every other one has a hole), some
@@ -88,17 +96,7 @@ def main():
     dist, (iy, ix) = voxa.distance_transform_edt(seeds, return_indices=True)
     ring = (iy * 7 + ix) % 2 == 0
     blobs, nb = voxa.label((dist < 6) & (~ring | (dist > 2.5)), structure=np.ones((3, 3)))
-    sk = measure(lambda: sk_table(blobs, None, properties=EULER), repeats=repeats,
-                 max_seconds=60)
-    rows = [("skimage regionprops_table", sk, "")]
-    for t in (1, 2):
-        voxa.set_threads(t)
-        m = measure(lambda: voxa.regionprops_table(blobs, None, properties=EULER),
-                    repeats=repeats)
-        check(m["result"], sk["result"])
-        rows.append((f"voxa {t} thread{'s' if t > 1 else ''}", m,
-                     f"{sk['median'] / m['median']:.0f}x faster than skimage"))
-    voxa.set_threads(0)
+    rows, sk = against_skimage(blobs, None, EULER, repeats)
     holes = int((sk["result"]["euler_number"] < 1).sum())
     out.append(table(f"euler_number, 2-D discs and rings {blob_shape} int32, {nb} objects "
                      f"({holes} with holes)", rows, "voxa 1 thread"))

@@ -204,9 +204,10 @@ else
     echo "W1 label vs cupyx|cuda|skipped: no CuPy|||" >> "$VOXA_SUMMARY"
 fi
 # ---- Richardson-Lucy (issue 11, part RL) ---------------------------------------------
-# Needs FFTW single precision (the host plan: PSF transform, border weights)
-# and, for opencl, VkFFT's header: from the system or from .gpu-debs
-# (apt-get download libfftw3-dev libfftw3-single3 libvkfft-dev). cuFFT is
+# Needs FFTW single and double precision (the host plan: PSF transform,
+# border weights; the double path links in) and, for opencl, VkFFT's header:
+# from the system or from .gpu-debs (apt-get download libfftw3-dev
+# libfftw3-single3 libfftw3-double3 libvkfft-dev). cuFFT is
 # dlopen'ed from /usr/local/cuda/lib64 (LD_LIBRARY_PATH above).
 log "Richardson-Lucy"
 RL_INC=""
@@ -218,7 +219,7 @@ RL_LIBDIR="-L$PREFIX/usr/lib/x86_64-linux-gnu"
 # every deconv source but the op descriptor (op_*.c needs the registry)
 RLSRC=$(ls src/core/*.c src/backend/*.c src/ops/deconv/deconv_*.c src/ops/deconv/psf.c src/io/atomic.c)
 if [ -z "$RL_INC" ]; then
-    echo "RL: skipped (fftw3.h not found: put libfftw3-dev and libfftw3-single3 in .gpu-debs)"
+    echo "RL: skipped (fftw3.h not found: put libfftw3-dev, libfftw3-single3 and libfftw3-double3 in .gpu-debs)"
 else
     sed -n "/^: <<'RLBENCH'\$/,/^RLBENCH\$/p" "$0" | sed '1d;$d' > "$B/rl_bench.c"
     # psf.c's file reader needs the io layer; these programs never read files
@@ -231,7 +232,7 @@ else
     printf '%s\n' $RLSRC "$B/voxa_kernels.c" "$B/rl_stub.c" | xargs -P "$(nproc)" -I{} sh -c \
         '$CC $FLAGS $CFLAGS_CL $RL_INC -c "{}" -o "$B/rlobj/$(echo "{}" | tr / _).o"'
     xst=$?
-    RLLIBS="$RL_LIBDIR -lfftw3f_omp -lfftw3f -lm -ldl -lpthread"
+    RLLIBS="$RL_LIBDIR -lfftw3f_omp -lfftw3f -lfftw3_omp -lfftw3 -lm -ldl -lpthread"
     # shellcheck disable=SC2086
     if [ $xst -eq 0 ] &&
        $CC $FLAGS $CFLAGS_CL $RL_INC -o "$B/test_deconv_gpu" tests/c/test_deconv_gpu.c \

@@ -225,6 +225,27 @@ voxa_status voxa__measure_read_labels(const voxa_array *a, const char *p, int64_
     return VOXA_OK;
 }
 
+voxa_status voxa__measure_check_counts(const char *what, const voxa_array *labels, int nd_lo,
+                                       int nd_hi, const int64_t *rows, int64_t n,
+                                       const int64_t *core_lo, const int64_t *core_hi,
+                                       const void *out) {
+    VOXA_FAIL_IF(!labels || (n > 0 && !rows) || !out, VOXA_EINVAL, "%s: NULL argument", what);
+    VOXA_CHECK(voxa_array_check(labels, "labels"));
+    VOXA_FAIL_IF(labels->ndim < nd_lo || labels->ndim > nd_hi, VOXA_EINVAL,
+                 "%s: %s labels only (these are %d-D)", what,
+                 nd_lo == nd_hi ? "2-D" : "2-D or 3-D", labels->ndim);
+    for (int64_t i = 1; i < n; i++)
+        VOXA_FAIL_IF(rows[i] <= rows[i - 1], VOXA_EINVAL, "%s: labels not ascending", what);
+    if (!core_lo) return VOXA_OK;
+    VOXA_FAIL_IF(!core_hi, VOXA_EINVAL, "%s: NULL argument", what);
+    for (int d = 0; d < labels->ndim; d++)
+        VOXA_FAIL_IF(core_lo[d] < 0 || core_hi[d] > labels->shape[d] || core_lo[d] > core_hi[d],
+                     VOXA_EINVAL, "%s: core [%lld, %lld) outside axis %d of %lld", what,
+                     (long long)core_lo[d], (long long)core_hi[d], d,
+                     (long long)labels->shape[d]);
+    return VOXA_OK;
+}
+
 static void read_values(const voxa_array *a, const char *p, int64_t n, double *dst) {
     int64_t st = a->strides[a->ndim - 1];
     switch (a->dtype) {

@@ -240,28 +240,14 @@ static voxa_status count_core(const voxa_array *a, const int64_t *clo, const int
     return st;
 }
 
-static voxa_status check_args(const voxa_array *labels, const int64_t *rows, int64_t n) {
-    VOXA_FAIL_IF(!labels || (n > 0 && !rows), VOXA_EINVAL, "euler_number: NULL argument");
-    VOXA_CHECK(voxa_array_check(labels, "labels"));
-    VOXA_FAIL_IF(labels->ndim != 2 && labels->ndim != 3, VOXA_EINVAL,
-                 "euler_number: 2-D or 3-D labels only (these are %d-D)", labels->ndim);
-    for (int64_t i = 1; i < n; i++)
-        VOXA_FAIL_IF(rows[i] <= rows[i - 1], VOXA_EINVAL, "euler_number: labels not ascending");
-    return VOXA_OK;
-}
-
 voxa_status voxa_measure_euler_counts(const voxa_array *labels, const int64_t *core_lo,
                                       const int64_t *core_hi, const int64_t *rows, int64_t n,
                                       int64_t *chi) {
-    VOXA_CHECK(check_args(labels, rows, n));
-    VOXA_FAIL_IF(!core_lo || !core_hi || !chi, VOXA_EINVAL, "euler_number: NULL argument");
-    for (int d = 0; d < labels->ndim; d++) {
-        VOXA_FAIL_IF(core_lo[d] < 0 || core_hi[d] > labels->shape[d] || core_lo[d] > core_hi[d],
-                     VOXA_EINVAL, "euler_number: core [%lld, %lld) outside axis %d of %lld",
-                     (long long)core_lo[d], (long long)core_hi[d], d,
-                     (long long)labels->shape[d]);
+    VOXA_FAIL_IF(!core_lo, VOXA_EINVAL, "euler_number: NULL argument");
+    VOXA_CHECK(voxa__measure_check_counts("euler_number", labels, 2, 3, rows, n, core_lo,
+                                          core_hi, chi));
+    for (int d = 0; d < labels->ndim; d++)
         if (core_lo[d] == core_hi[d]) return VOXA_OK; /* an empty core names nothing */
-    }
     tally t = {rows, n, chi, 0, -1, 0, {0}};
     make_table(labels->ndim, &t);
     return count_core(labels, core_lo, core_hi, &t);
@@ -269,8 +255,8 @@ voxa_status voxa_measure_euler_counts(const voxa_array *labels, const int64_t *c
 
 voxa_status voxa_measure_euler(const voxa_array *labels, const int64_t *rows, int64_t n,
                                int64_t *out) {
-    VOXA_CHECK(check_args(labels, rows, n));
-    VOXA_FAIL_IF(!out, VOXA_EINVAL, "euler_number: NULL argument");
+    VOXA_CHECK(voxa__measure_check_counts("euler_number", labels, 2, 3, rows, n, NULL, NULL,
+                                          out));
     int64_t lo[3] = {0, 0, 0};
     memset(out, 0, (size_t)n * sizeof *out);
     return voxa_measure_euler_counts(labels, lo, labels->shape, rows, n, out);

@@ -60,6 +60,15 @@ double voxa__measure_orientation(const voxa_measure_table *t, int64_t r);
 voxa_status voxa__measure_read_labels(const voxa_array *a, const char *p, int64_t n,
                                       int64_t *dst);
 
+/* The checks of a counting pass over labels (perimeter, euler_number),
+ * with `what` in the messages: labels of ndim in [nd_lo, nd_hi], rows
+ * ascending, out not NULL and, when core_lo is given, the core box
+ * [core_lo, core_hi) inside the array. */
+voxa_status voxa__measure_check_counts(const char *what, const voxa_array *labels, int nd_lo,
+                                       int nd_hi, const int64_t *rows, int64_t n,
+                                       const int64_t *core_lo, const int64_t *core_hi,
+                                       const void *out);
+
 /* Voxels per tile of rows (default 2^22; tests lower it). */
 extern int64_t voxa__measure_tile_voxels;
 

@@ -114,32 +114,18 @@ void voxa_measure_perimeter_of_counts(const int64_t *cnt, int64_t n, double *out
                  (double)cnt[i * 3 + 2] * ((1 + r2) / 2);
 }
 
-static voxa_status check_args(const voxa_array *labels, const int64_t *rows, int64_t n) {
-    VOXA_FAIL_IF(!labels || (n > 0 && !rows), VOXA_EINVAL, "perimeter: NULL argument");
-    VOXA_CHECK(voxa_array_check(labels, "labels"));
-    VOXA_FAIL_IF(labels->ndim != 2, VOXA_EINVAL, "perimeter: 2-D labels only (these are %d-D)",
-                 labels->ndim);
-    for (int64_t i = 1; i < n; i++)
-        VOXA_FAIL_IF(rows[i] <= rows[i - 1], VOXA_EINVAL, "perimeter: labels not ascending");
-    return VOXA_OK;
-}
-
 voxa_status voxa_measure_perimeter_counts(const voxa_array *labels, const int64_t *core_lo,
                                           const int64_t *core_hi, const int64_t *rows, int64_t n,
                                           int64_t *counts) {
-    VOXA_CHECK(check_args(labels, rows, n));
-    VOXA_FAIL_IF(!core_lo || !core_hi || !counts, VOXA_EINVAL, "perimeter: NULL argument");
-    for (int d = 0; d < 2; d++)
-        VOXA_FAIL_IF(core_lo[d] < 0 || core_hi[d] > labels->shape[d] || core_lo[d] > core_hi[d],
-                     VOXA_EINVAL, "perimeter: core [%lld, %lld) outside axis %d of %lld",
-                     (long long)core_lo[d], (long long)core_hi[d], d, (long long)labels->shape[d]);
+    VOXA_FAIL_IF(!core_lo, VOXA_EINVAL, "perimeter: NULL argument");
+    VOXA_CHECK(voxa__measure_check_counts("perimeter", labels, 2, 2, rows, n, core_lo, core_hi,
+                                          counts));
     return count_core(labels, core_lo[0], core_hi[0], core_lo[1], core_hi[1], rows, n, counts);
 }
 
 voxa_status voxa_measure_perimeter(const voxa_array *labels, const int64_t *rows, int64_t n,
                                    double *out) {
-    VOXA_CHECK(check_args(labels, rows, n));
-    VOXA_FAIL_IF(!out, VOXA_EINVAL, "perimeter: NULL argument");
+    VOXA_CHECK(voxa__measure_check_counts("perimeter", labels, 2, 2, rows, n, NULL, NULL, out));
     int64_t *cnt = calloc((size_t)(n > 0 ? n : 1) * 3, sizeof *cnt);
     VOXA_FAIL_IF(!cnt, VOXA_ENOMEM, "perimeter: no memory for %lld labels", (long long)n);
     voxa_status st = count_core(labels, 0, labels->shape[0], 0, labels->shape[1], rows, n, cnt);

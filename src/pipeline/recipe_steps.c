@@ -192,9 +192,13 @@ voxa_status voxa__pl_table_step(voxa_pipeline *p, pl_step *s, const vt_node *t) 
             if (!ok)
                 return rerr(p, pr->line, pr->col, "step '%s': key 'properties': expected a "
                             "string or an array of strings", s->name);
-            /* names known to the CSV writer (ranks and intensity: when run) */
+            /* names known to the CSV writer (ranks and intensity: when run; the
+             * passes the names ask for run then: every flag here) */
             if (voxa_measure_check_properties(buf, 0, VOXA_MEASURE_INTENSITY |
-                                                          VOXA_MEASURE_MOMENTS) != VOXA_OK)
+                                                          VOXA_MEASURE_MOMENTS |
+                                                          VOXA_MEASURE_STD |
+                                                          VOXA_MEASURE_PERIMETER |
+                                                          VOXA_MEASURE_EULER) != VOXA_OK)
                 return rerr(p, pr->line, pr->col, "step '%s': key 'properties': %s", s->name,
                             voxa_last_error());
             s->properties = strdup(buf);

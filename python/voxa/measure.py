@@ -9,7 +9,7 @@ thread count."""
 import numpy as np
 
 from . import _ndsupport as nds
-from . import _voxa
+from . import _voxa, _wrap
 
 # Output dtypes the C library writes (integers of every width).
 _OUT_DTYPES = {np.dtype(t) for t in (np.int8, np.uint8, np.int16, np.uint16, np.int32,
@@ -20,7 +20,7 @@ _IN_KINDS = {np.dtype(t) for t in (np.bool_, np.int8, np.uint8, np.int16, np.uin
                                    np.float32, np.float64)}
 
 
-def label(input, structure=None, output=None, *, connectivity=1):
+def label(input, structure=None, output=None, *, connectivity=1, wrap_axes=None):
     """Label the connected components of the non-zero voxels of `input`.
 
     Parameters
@@ -40,6 +40,11 @@ def label(input, structure=None, output=None, *, connectivity=1):
         Used when `structure` is None: neighbours whose offsets have at most
         `connectivity` non-zero components (1 = faces, ndim = full box).
         A voxa extension (scipy has only `structure`).
+    wrap_axes : int or sequence of ints, keyword only
+        Axes along which the volume wraps around (its last layer touches its
+        first, by the structure; dask-image's keyword): components joined
+        across the ends, still numbered in raster order of their first
+        voxels (voxa._wrap). Default: none, as scipy.
 
     Returns
     -------
@@ -76,6 +81,7 @@ def label(input, structure=None, output=None, *, connectivity=1):
                                     "scipy.ndimage.label requires")
     elif not isinstance(connectivity, (int, np.integer)) or isinstance(connectivity, bool):
         raise TypeError(f"label: connectivity must be an integer, got {connectivity!r}")
+    wrap = _wrap.check_axes(wrap_axes, ndim) if ndim else ()
 
     return_n_only = isinstance(output, np.ndarray)
     if return_n_only:
@@ -95,16 +101,17 @@ def label(input, structure=None, output=None, *, connectivity=1):
             raise TypeError(f"label: unsupported output dtype {out.dtype} (expected an integer "
                             "dtype, float32, float64 or bool)")
         tmp = np.int32 if a.size < 2**31 - 2 else np.int64
-        n = _label_c(a, np.zeros(a.shape, dtype=tmp), st, connectivity, out, True)
+        n = _label_c(a, np.zeros(a.shape, dtype=tmp), st, connectivity, out, True, wrap)
     else:
-        n = _label_c(a, out, st, connectivity, None, not return_n_only)
+        n = _label_c(a, out, st, connectivity, None, not return_n_only, wrap)
     return n if return_n_only else (out, n)
 
 
-def _label_c(a, out, st, connectivity, cast_to, zeroed=False):
-    """The C labelling into the integer array `out`; copied into `cast_to`
-    (a float or bool array) when given. zeroed: `out` is a fresh np.zeros
-    array, so the C side skips writing the background."""
+def _label_c(a, out, st, connectivity, cast_to, zeroed=False, wrap=()):
+    """The C labelling into the integer array `out`, its components joined
+    across the ends of the `wrap` axes; copied into `cast_to` (a float or
+    bool array) when given. zeroed: `out` is a fresh np.zeros array, so the
+    C side skips writing the background."""
     ndim = a.ndim
     if a.size == 0:
         return 0
@@ -124,6 +131,13 @@ def _label_c(a, out, st, connectivity, cast_to, zeroed=False):
             raise nds.BitDepthError(f"{e} (insufficient bit-depth in requested output "
                                     "type)") from None
         raise
+    if wrap and n:
+        if st is None:
+            from scipy.ndimage import generate_binary_structure
+            st = generate_binary_structure(ndim, int(connectivity))
+        layers = [np.take(out, side, axis=ax) for ax, side in _wrap.ends(wrap)]
+        new, n = _wrap.table(n, _wrap.pairs_at_ends(out.shape, st, wrap, *layers))
+        np.take(new.astype(out.dtype), out, out=out)  # buffered: in place is safe
     if cast_to is not None:
         cast_to[...] = out
     return n

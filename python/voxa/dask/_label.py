@@ -36,11 +36,12 @@ and no task is serial over chunks. Labels and count equal
 """
 import numpy as np
 
+import dask
 import dask.array as da
 from dask.base import tokenize
 from dask.highlevelgraph import HighLevelGraph
 
-from .. import _backend, _ndsupport as _nds, _voxa
+from .. import _backend, _ndsupport as _nds, _voxa, _wrap
 from ..measure import label as _label_np
 from ._lazy import lazy_output
 from ._route import routed
@@ -297,13 +298,17 @@ def _excl_scan(h, axis):
     return da.cumsum(h, axis=axis, method="blelloch") - h
 
 
-def label(input, structure=None, output=None, *, connectivity=1, backend=None):
+def label(input, structure=None, output=None, *, connectivity=1, backend=None,
+          wrap_axes=None):
     """``voxa.label`` / ``scipy.ndimage.label`` of a dask array, lazily:
     returns ``(labels, n)`` with labels a dask array and n a 0-d dask array.
     ``output``: a dtype as in memory (any integer, float32, float64 or bool;
     default int32, int64 from 2^31 - 2 voxels); an array is refused, the
     result being a new dask array. Exactly scipy's labels and count, for
-    any chunking and connectivity (see the module's notes)."""
+    any chunking and connectivity (see the module's notes). ``wrap_axes``
+    (dask-image's keyword): axes along which the volume wraps around, its
+    components joined across the ends afterwards and numbered as
+    ``voxa.label(..., wrap_axes=)`` numbers them (voxa._wrap)."""
     lazy_output(output, instead="give a dtype or None")
     x = da.asarray(input)
     dtype = np.dtype((np.int64 if x.size >= 2**31 - 2 else np.int32) if output is None
@@ -311,6 +316,9 @@ def label(input, structure=None, output=None, *, connectivity=1, backend=None):
     if dtype.kind not in "iu" and dtype not in (np.float32, np.float64, np.bool_):
         raise TypeError(f"label: unsupported output dtype {dtype} (expected an integer "
                         "dtype, float32, float64 or bool)")
+    wrap = _wrap.check_axes(wrap_axes, x.ndim) if x.ndim else ()
+    if wrap and 0 not in x.shape:
+        return _wrapped(x, structure, connectivity, backend, wrap, dtype)
     scalar = x.ndim == 0
     if scalar:
         x = x.reshape(1)
@@ -410,3 +418,31 @@ def label(input, structure=None, output=None, *, connectivity=1, backend=None):
     if scalar:
         labels = labels.reshape(())
     return labels, h.sum()
+
+
+def _wrapped(x, structure, connectivity, backend, wrap, dtype):
+    """label with wrap_axes: the plain int64 labels, the pairs of labels that
+    meet across the ends (read from the end layers of the wrapped axes), the
+    joined numbering, each chunk through it."""
+    lab, n = label(x, structure, np.int64, connectivity=connectivity, backend=backend)
+    st = _structure(structure, connectivity, x.ndim)
+    layers = [da.take(lab, [side], axis=ax).squeeze(ax) for ax, side in _wrap.ends(wrap)]
+    pairs = dask.delayed(_wrap.pairs_at_ends)(x.shape, st, wrap, *layers)
+    tab = dask.delayed(_wrap.table, nout=2)(n, pairs)
+    meta = np.empty((0,) * x.ndim, np.int64)  # not guessed: the table is a Delayed
+    out = lab.map_blocks(_wrap.relabel, tab[0], dtype=np.int64, meta=meta)
+    if dtype != np.int64:
+        out = out.map_blocks(_cast_checked, dtype, dtype=dtype, meta=meta.astype(dtype))
+    return out, da.from_delayed(tab[1], shape=(), dtype=np.int64)
+
+
+def _cast_checked(block, dtype):
+    """The joined labels in the output dtype: refused where they do not fit
+    an integer dtype, as voxa.label refuses them."""
+    if dtype.kind in "iu" and block.size and block.max() > np.iinfo(dtype).max:
+        raise _nds.BitDepthError(f"label: label {int(block.max())} does not fit the output "
+                                 f"dtype {dtype} (max {np.iinfo(dtype).max}); use a wider "
+                                 "dtype such as int32 or int64 (insufficient bit-depth in "
+                                 "requested output type)")
+    return block.astype(dtype)
+

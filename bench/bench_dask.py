@@ -1,6 +1,7 @@
 """voxa.dask vs in-memory voxa and dask-image, on issue 10's workloads, with
 the threaded scheduler (the 2 cores of this machine):
 - label of a (256, 512, 512) blob mask (~40 % set) in (64, 256, 256) chunks,
+  and the same on a torus along the last two axes (dask-image's wrap_axes),
 - binary opening with a radius-5 ball of the same mask,
 - propagation until stable inside that mask from sparse seeds
   (binary_dilation(iterations=-1, mask=...), scipy's binary_propagation;
@@ -100,6 +101,24 @@ if dim_measure is not None:
 rows.append(row("label", t["mem"], t["dask"], peer))
 rows.append(row("(floor: compute() of an int32 array, no work)", t["mem"], t["floor"]))
 rows.append(row("(per-chunk labels only, no merge)", t["mem"], t["local"]))
+del want
+
+# ---- label on a torus along the last two axes (dask-image's wrap_axes)
+WRAP = (1, 2)
+want, wn = voxa.label(mask, wrap_axes=WRAP)
+got, gn = dask.compute(*vd.label(x, wrap_axes=WRAP), scheduler="threads")
+assert int(gn) == wn and np.array_equal(got, want), "voxa.dask wrapped label differs"
+del got
+t = interleave([("mem", lambda: voxa.label(mask, wrap_axes=WRAP)),
+                ("dask", lambda: dask.compute(*vd.label(x, wrap_axes=WRAP), scheduler="threads"))],
+               rounds=rounds, warmup=0)
+peer = None
+if dim_measure is not None:
+    peer, (plab, pn) = once(lambda: dask.compute(*dim_measure.label(x, wrap_axes=WRAP),
+                                                 scheduler="threads"))
+    assert int(pn) == wn, "dask-image's wrapped label count differs"
+    del plab
+rows.append(row(f"label, wrap_axes={WRAP}", t["mem"], t["dask"], peer))
 del want
 
 # ---- opening, ball of radius 5

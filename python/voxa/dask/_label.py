@@ -426,14 +426,24 @@ def _wrapped(x, structure, connectivity, backend, wrap, dtype):
     joined numbering, each chunk through it."""
     lab, n = label(x, structure, np.int64, connectivity=connectivity, backend=backend)
     st = _structure(structure, connectivity, x.ndim)
-    layers = [da.take(lab, [side], axis=ax).squeeze(ax) for ax, side in _wrap.ends(wrap)]
-    pairs = dask.delayed(_wrap.pairs_at_ends)(x.shape, st, wrap, *layers)
-    tab = dask.delayed(_wrap.table, nout=2)(n, pairs)
+    # the layers and the count as their chunks' own tasks (unoptimised keys):
+    # a Delayed of the arrays would get a graph of its own, labelling the
+    # volume again for each of them
+    layers = [lab[(slice(None),) * ax + (side,)].to_delayed(optimize_graph=False).tolist()
+              for ax, side in _wrap.ends(wrap)]
+    count = n.to_delayed(optimize_graph=False).item()
+    pairs = dask.delayed(_pairs_from_chunks)(x.shape, st, wrap, layers)
+    tab = dask.delayed(_wrap.table, nout=2)(count, pairs)
     meta = np.empty((0,) * x.ndim, np.int64)  # not guessed: the table is a Delayed
     out = lab.map_blocks(_wrap.relabel, tab[0], dtype=np.int64, meta=meta)
     if dtype != np.int64:
         out = out.map_blocks(_cast_checked, dtype, dtype=dtype, meta=meta.astype(dtype))
     return out, da.from_delayed(tab[1], shape=(), dtype=np.int64)
+
+
+def _pairs_from_chunks(shape, st, wrap, layers):
+    """_wrap.pairs_at_ends of end layers given as nested lists of chunks."""
+    return _wrap.pairs_at_ends(shape, st, wrap, *[np.block(c) for c in layers])
 
 
 def _cast_checked(block, dtype):

@@ -114,6 +114,19 @@ def table(n, p):
     return new, int(reps.size)
 
 
-def relabel(labels, new):
-    """labels through the table `new`, in their own dtype."""
-    return np.take(new.astype(labels.dtype), labels, mode="clip")  # all valid: no check
+def relabel(labels, new, out=None):
+    """labels through the table `new`, in their own dtype, into `out` (may be
+    labels itself: each element reads its own index first) or a new array.
+    Contiguous int32 / int64 labels go through voxa.dask's C relabel pass
+    (threads); others through np.take ('clip': the indices are all valid, and
+    unlike 'raise' it is not buffered: 15x faster in place)."""
+    from . import _voxa
+    tab = new.astype(labels.dtype)
+    if out is None:
+        out = np.empty_like(labels)
+    if (labels.dtype in (np.int32, np.int64) and labels.flags.c_contiguous
+            and out.flags.c_contiguous):
+        _voxa.dask_relabel(labels, tab, out)
+    else:
+        np.take(tab, labels, out=out, mode="clip")
+    return out

@@ -298,8 +298,8 @@ def _excl_scan(h, axis):
     return da.cumsum(h, axis=axis, method="blelloch") - h
 
 
-def label(input, structure=None, output=None, *, connectivity=1, backend=None,
-          wrap_axes=None):
+def label(input, structure=None, output=None, *, connectivity=1, wrap_axes=None,
+          backend=None):
     """``voxa.label`` / ``scipy.ndimage.label`` of a dask array, lazily:
     returns ``(labels, n)`` with labels a dask array and n a 0-d dask array.
     ``output``: a dtype as in memory (any integer, float32, float64 or bool;

@@ -105,7 +105,6 @@ static voxa_status read_row(const voxa_array *a, int64_t z, int64_t y, int64_t *
     return voxa__measure_read_labels(a, p, nx, dst + 1);
 }
 
-
 /* mix[x - x0] = whether the window of lattice point x holds two labels
  * (the others add nothing): branch-free, so that it vectorises; 64-bit
  * compares need SSE4.1, so an AVX2 build of it where the CPU has one

@@ -81,7 +81,7 @@ def label(input, structure=None, output=None, *, connectivity=1, wrap_axes=None)
                                     "scipy.ndimage.label requires")
     elif not isinstance(connectivity, (int, np.integer)) or isinstance(connectivity, bool):
         raise TypeError(f"label: connectivity must be an integer, got {connectivity!r}")
-    wrap = _wrap.check_axes(wrap_axes, ndim) if ndim else ()
+    wrap = _wrap.check_axes(wrap_axes, ndim)
 
     return_n_only = isinstance(output, np.ndarray)
     if return_n_only:

@@ -114,3 +114,8 @@ def test_bad_wrap_axes():
         with pytest.raises(err, match="wrap_axes"):
             vd.label(da.from_array(a, chunks=2), wrap_axes=bad)
     assert voxa.label(a, wrap_axes=None)[1] == 1 and voxa.label(a, wrap_axes=())[1] == 1
+    with pytest.raises(ValueError, match="out of range for 0-D"):  # a scalar has no axis
+        voxa.label(np.array(1), wrap_axes=0)
+    with pytest.raises(ValueError, match="out of range for 0-D"):
+        vd.label(da.from_array(np.array(1)), wrap_axes=0)
+    assert voxa.label(np.array(1), wrap_axes=())[1] == 1

@@ -316,7 +316,7 @@ def label(input, structure=None, output=None, *, connectivity=1, wrap_axes=None,
     if dtype.kind not in "iu" and dtype not in (np.float32, np.float64, np.bool_):
         raise TypeError(f"label: unsupported output dtype {dtype} (expected an integer "
                         "dtype, float32, float64 or bool)")
-    wrap = _wrap.check_axes(wrap_axes, x.ndim) if x.ndim else ()
+    wrap = _wrap.check_axes(wrap_axes, x.ndim)
     if wrap and 0 not in x.shape:
         return _wrapped(x, structure, connectivity, backend, wrap, dtype)
     scalar = x.ndim == 0

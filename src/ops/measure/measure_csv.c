@@ -10,7 +10,8 @@
 #include <string.h>
 
 enum { P_LABEL, P_AREA, P_NUM_PIXELS, P_CENTROID, P_BBOX, P_MEAN, P_MIN, P_MAX, P_SUM, P_WCENTROID,
-       P_STD, P_PERIMETER, P_EULER, P_TENSOR, P_EIGVALS, P_MAJOR, P_MINOR, P_ECCENTRICITY, P_ORIENTATION, P_COUNT };
+       P_STD, P_PERIMETER, P_EULER, P_TENSOR, P_EIGVALS, P_MAJOR, P_MINOR, P_ECCENTRICITY,
+       P_ORIENTATION, P_COUNT };
 static const char *const prop_names[P_COUNT] = {
     "label", "area", "num_pixels", "centroid", "bbox", "intensity_mean", "intensity_min",
     "intensity_max", "intensity_sum", "centroid_weighted", "intensity_std", "perimeter",

@@ -18,9 +18,9 @@
  * it, and each distinct label in a cell's voxels gets that cell's sign: per
  * label, a table by the pattern of its voxels in the window (256 entries,
  * made here from these rules). A window of one label adds 1 - 3 + 3 - 1 = 0
- * and is skipped: the work is at the objects' borders. In 2-D the same with squares: 2x2 windows, the
- * vertex, two edges and the pixel (1 - 2 + 1 = 0 for one label). Counts are
- * integers, exact for any size.
+ * and is skipped: the work is at the objects' borders. In 2-D the same with
+ * squares: 2x2 windows, the vertex, two edges and the pixel (1 - 2 + 1 = 0
+ * for one label). Counts are integers, exact for any size.
  *
  * voxa_measure_euler_counts counts the lattice points of a core box of a
  * larger array (the rest is context, of which the cells read one voxel
@@ -31,17 +31,6 @@
 #include "measure_internal.h"
 
 #include <string.h>
-
-/* Index of label L in the ascending list `rows` (n), or -1. */
-static int64_t find_label(const int64_t *rows, int64_t n, int64_t L) {
-    int64_t lo = 0, hi = n;
-    while (lo < hi) {
-        int64_t mid = lo + (hi - lo) / 2;
-        if (rows[mid] < L) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo < n && rows[lo] == L ? lo : -1;
-}
 
 typedef struct tally {
     const int64_t *rows;
@@ -85,7 +74,10 @@ static void window(tally *t, const int64_t *w) {
         for (int j = i; j < t->nw; j++) m |= (w[j] == L) << j;
         done |= m;
         if (L <= 0) continue;
-        if (L != t->last) t->last = L, t->last_row = find_label(t->rows, t->n, L);
+        if (L != t->last) {
+            t->last = L;
+            t->last_row = voxa__measure_find_label(t->rows, t->n, L);
+        }
         if (t->last_row >= 0) t->chi[t->last_row] += t->table[m];
     }
 }

@@ -60,6 +60,17 @@ double voxa__measure_orientation(const voxa_measure_table *t, int64_t r);
 voxa_status voxa__measure_read_labels(const voxa_array *a, const char *p, int64_t n,
                                       int64_t *dst);
 
+/* Index of label L in the ascending list `rows` (n), or -1 (binary search). */
+static inline int64_t voxa__measure_find_label(const int64_t *rows, int64_t n, int64_t L) {
+    int64_t lo = 0, hi = n;
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (rows[mid] < L) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < n && rows[lo] == L ? lo : -1;
+}
+
 /* The checks of a counting pass over labels (perimeter, euler_number),
  * with `what` in the messages: labels of ndim in [nd_lo, nd_hi], rows
  * ascending, out not NULL and, when core_lo is given, the core box

@@ -42,17 +42,6 @@ static void border_row(const int64_t *up, const int64_t *row, const int64_t *dow
     }
 }
 
-/* Index of label L in the ascending list `labels` (n), or -1. */
-static int64_t find_row(const int64_t *labels, int64_t n, int64_t L) {
-    int64_t lo = 0, hi = n;
-    while (lo < hi) {
-        int64_t mid = lo + (hi - lo) / 2;
-        if (labels[mid] < L) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo < n && labels[lo] == L ? lo : -1;
-}
-
 /* Counts (n x 3: weights 1, sqrt(2), (1 + sqrt(2)) / 2) of the border
  * pixels in the core box [cy0, cy1) x [cx0, cx1), added to cnt. The array
  * around the core is context: rows and columns beyond the array are
@@ -93,7 +82,7 @@ static voxa_status count_core(const voxa_array *labels, int64_t cy0, int64_t cy1
 #undef ON
             int w = weight_class(1 + 2 * n4 + 10 * ndg);
             if (!w) continue;
-            if (L != prev) r = find_row(rows, n, L), prev = L;
+            if (L != prev) r = voxa__measure_find_label(rows, n, L), prev = L;
             if (r >= 0) cnt[r * 3 + w - 1]++;
         }
     }

@@ -74,9 +74,10 @@ typedef struct voxa_rl_plan voxa_rl_plan;
 /** Combine with one of the flags above: work in double precision. Plans
  *  are 3-D FFTW double plans (estimated unless VOXA_RL_MEASURE; their
  *  wisdom is neither cached nor saved), every pass is double, and the PSF
- *  is kept as given (float64 is not rounded to float32). About 2x the time
- *  of the float32 path of the same size without its staged transform, and
- *  2x its memory: for exact comparisons with float64 code (scikit-image),
+ *  is kept as given (float64 is not rounded to float32). 1.1-1.3x the time
+ *  of the float32 path where that one also uses 3-D plans, up to 2.8x where
+ *  it is staged (measured, BENCHMARKS.md), and about 2x its memory: for
+ *  exact comparisons with float64 code (scikit-image),
  *  and for data where float32 round-off is amplified (the blurred estimate
  *  near 0 on data with negative values). CPU only. */
 #define VOXA_RL_DOUBLE 8

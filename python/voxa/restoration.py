@@ -59,8 +59,8 @@ def richardson_lucy(image, psf, num_iter=20, boundary="free", clip=False,
     out : optional float32/float64 array of the image's shape to write into.
     dtype : float32 (default) or float64 for the allocated output. The work
         is in the output's precision: float64 computes in double (CPU only;
-        about 2x float32's time and memory, and without its staged 3-D
-        transform) and then equals float64 code such as scikit-image's to
+        1.1-2.8x float32's time, about 2x its memory, without its staged
+        3-D transform) and then equals float64 code such as scikit-image's to
         double round-off, also where float32 round-off is amplified (the
         blurred estimate near 0 on data with negative values: scikit-image's
         camera test fails in float32, 203 pixels beyond rtol 1e-3).

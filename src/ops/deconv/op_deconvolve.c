@@ -36,8 +36,9 @@ static const voxa_param params[NPARAMS] = {
                         "zero mode: ratio 0 where the blurred estimate is below E", NULL, 0, 1e300,
                         0, NULL, "E"},
     [DTYPE] = {"dtype", VOXA_PARAM_DTYPE, "float32",
-               "output type; float64 also computes in double precision (CPU only; about 2x "
-               "the time and memory: for agreement with float64 code such as scikit-image)",
+               "output type; float64 also computes in double precision (CPU only; 1.1-2.8x "
+               "the time, about 2x the memory: for agreement with float64 code such as "
+               "scikit-image)",
                "float32|float64", 1, 0, 0, NULL, "T"},
     /* no default value, so that a contradicting --measure can be told from it */
     [PLANNING] = {"planning", VOXA_PARAM_CHOICE, NULL,

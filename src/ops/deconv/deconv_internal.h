@@ -126,13 +126,27 @@ static inline int64_t voxa__rl_cls(int64_t x, int64_t n, int64_t m) {
     return x < m - 1 ? x : x <= n - 1 ? m - 1 : x - n + m;
 }
 
-/* The weights' row of row class (c0, c1), and of box row r (free mode only). */
+/* The weights' row of row class (c0, c1), and of box row r (free mode
+ * only): an offset into wtab (float plans) or wtab64 (double plans). */
+static inline int64_t voxa__rl_wclass_at(const voxa_rl_plan *p, int64_t c0, int64_t c1) {
+    return (c0 * p->K[1] + c1) * p->L[2];
+}
+static inline int64_t voxa__rl_wrow_at(const voxa_rl_plan *p, int64_t r) {
+    return voxa__rl_wclass_at(p, voxa__rl_cls(r / p->L[1], p->n[0], p->m[0]),
+                              voxa__rl_cls(r % p->L[1], p->n[1], p->m[1]));
+}
 static inline const float *voxa__rl_wclass(const voxa_rl_plan *p, int64_t c0, int64_t c1) {
-    return p->wtab + (c0 * p->K[1] + c1) * p->L[2];
+    return p->wtab + voxa__rl_wclass_at(p, c0, c1);
 }
 static inline const float *voxa__rl_wrow(const voxa_rl_plan *p, int64_t r) {
-    return voxa__rl_wclass(p, voxa__rl_cls(r / p->L[1], p->n[0], p->m[0]),
-                           voxa__rl_cls(r % p->L[1], p->n[1], p->m[1]));
+    return p->wtab + voxa__rl_wrow_at(p, r);
+}
+
+/* Row r of the box -> row of the image (window), or -1 outside it. */
+static inline int64_t voxa__rl_window_row(const voxa_rl_plan *p, int64_t r) {
+    int64_t z = r / p->L[1] - p->off[0], y = r % p->L[1] - p->off[1];
+    if (z < 0 || z >= p->n[0] || y < 0 || y >= p->n[1]) return -1;
+    return z * p->n[1] + y;
 }
 
 /* The one lock around FFTW's planner (not thread-safe); execute needs none. */

@@ -296,8 +296,6 @@ static voxa_status plan_f64(voxa_rl_plan *p, const voxa_array *psf, int flags) {
     voxa__advise_huge_pages(p->hf64, (size_t)p->nc * sizeof(fftw_complex));
     VOXA_CHECK(voxa__deconv_load_f64(psf, p->psf64, "psf"));
     if (p->boundary == VOXA_RL_FREE) {
-        p->K[0] = p->m[0] + p->L[0] - p->n[0];
-        p->K[1] = p->m[1] + p->L[1] - p->n[1];
         p->wtab64 = voxa__malloc((size_t)(p->K[0] * p->K[1] * p->L[2]), sizeof(double));
         VOXA_FAIL_IF(!p->wtab64, VOXA_ENOMEM, "deconvolution: cannot allocate border weights");
         VOXA_CHECK(border_weights(p));
@@ -423,6 +421,8 @@ voxa_status voxa_rl_plan_new(voxa_rl_plan **out, int ndim, const int64_t *shape,
     p->zlive[1] = p->L[0];
     p->ylive[1] = p->L[1];
     p->c0 = p->m[0] / 2;
+    p->K[0] = p->m[0] + p->L[0] - p->n[0]; /* row classes (free mode's weights) */
+    p->K[1] = p->m[1] + p->L[1] - p->n[1];
     /* Staged 3-D transform (deconv_staged.c): free mode whenever the box has
      * several planes (it also saves H's 1.5x-image memory there); periodic
      * mode from 8 planes and 2^22 voxels, where its plane plans beat one 3-D
@@ -467,8 +467,6 @@ voxa_status voxa_rl_plan_new(voxa_rl_plan **out, int ndim, const int64_t *shape,
     /* The border weights first: the staged plans transform only the rows
      * they make live. */
     if (boundary == VOXA_RL_FREE) {
-        p->K[0] = p->m[0] + p->L[0] - p->n[0];
-        p->K[1] = p->m[1] + p->L[1] - p->n[1];
         p->wtab = voxa__malloc((size_t)(p->K[0] * p->K[1] * p->L[2]), sizeof(float));
         VOXA_GOTO_IF(!p->wtab, VOXA_ENOMEM, "deconvolution: cannot allocate border weights");
         st = border_weights(p);

@@ -73,13 +73,6 @@ typedef struct run {
     voxa__range_fn rows_fn; /* the element-wise pass on the plane's rows */
 } run;
 
-/* Row r of the box -> row of g, or -1 outside the window. */
-static inline int64_t window_row(const voxa_rl_plan *p, int64_t r) {
-    int64_t z = r / p->L[1] - p->off[0], y = r % p->L[1] - p->off[1];
-    if (z < 0 || z >= p->n[0] || y < 0 || y >= p->n[1]) return -1;
-    return z * p->n[1] + y;
-}
-
 /* The estimate's storage for box row r as up to three spans covering
  * [0, L2) in order: a row outside the window is one span of the shell; a
  * window row is shell [0, off2), window row [off2, off2 + n2), shell rest.
@@ -97,7 +90,7 @@ static inline int row_spans(const run *R, int64_t r, span *s, int *mid) {
     int64_t wz = z < 0 ? 0 : z > p->n[0] ? p->n[0] : z;
     int64_t wy = (z < 0 || z >= p->n[0]) ? 0 : y < 0 ? 0 : y > p->n[1] ? p->n[1] : y;
     float *sh = R->fshell + r * p->L[2] - (wz * p->n[1] + wy) * p->n[2];
-    int64_t wr = window_row(p, r), o2 = p->off[2], n2 = p->n[2], L2 = p->L[2];
+    int64_t wr = voxa__rl_window_row(p, r), o2 = p->off[2], n2 = p->n[2], L2 = p->L[2];
     int k = 0;
     *mid = -1;
     if (wr < 0) {
@@ -143,7 +136,7 @@ static voxa_status pass_ratio(int64_t lo, int64_t hi, int tid, void *ctx) {
     int64_t n2 = p->n[2], o2 = p->off[2];
     for (int64_t r = lo; r < hi; r++) {
         float *b = p->buf + r * p->px;
-        int64_t wr = window_row(p, r);
+        int64_t wr = voxa__rl_window_row(p, r);
         if (wr < 0) {
             memset(b, 0, (size_t)p->L[2] * sizeof(float));
             continue;

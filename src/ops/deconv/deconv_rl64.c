@@ -33,20 +33,6 @@ typedef struct run64 {
     double alpha, mean, fe;   /* fe: filter_epsilon, -inf when off */
 } run64;
 
-/* Row r of the box -> row of g, or -1 outside the window. */
-static inline int64_t window_row(const voxa_rl_plan *p, int64_t r) {
-    int64_t z = r / p->L[1] - p->off[0], y = r % p->L[1] - p->off[1];
-    if (z < 0 || z >= p->n[0] || y < 0 || y >= p->n[1]) return -1;
-    return z * p->n[1] + y;
-}
-
-/* Free mode's weight row of box row r (deconv_internal.h's row classes). */
-static inline const double *weight_row(const voxa_rl_plan *p, int64_t r) {
-    int64_t c0 = voxa__rl_cls(r / p->L[1], p->n[0], p->m[0]);
-    int64_t c1 = voxa__rl_cls(r % p->L[1], p->n[1], p->m[1]);
-    return p->wtab64 + (c0 * p->K[1] + c1) * p->L[2];
-}
-
 static voxa_status pass_start(int64_t lo, int64_t hi, int tid, void *ctx) {
     run64 *R = ctx;
     const voxa_rl_plan *p = R->p;
@@ -54,11 +40,11 @@ static voxa_status pass_start(int64_t lo, int64_t hi, int tid, void *ctx) {
     (void)tid;
     for (int64_t r = lo; r < hi; r++) {
         double *f = R->f + r * L2;
-        int64_t wr = window_row(p, r);
+        int64_t wr = voxa__rl_window_row(p, r);
         if (p->boundary == VOXA_RL_PERIODIC) { /* box == window: f = g */
             memcpy(f, R->g + wr * L2, (size_t)L2 * sizeof(double));
         } else if (p->boundary == VOXA_RL_FREE) {
-            const double *w = weight_row(p, r);
+            const double *w = p->wtab64 + voxa__rl_wrow_at(p, r);
             for (int64_t x = 0; x < L2; x++) f[x] = w[x] > 0 ? R->mean : 0.0;
         } else { /* zero: 0.5 on the window */
             for (int64_t x = 0; x < L2; x++) f[x] = 0.0;
@@ -114,7 +100,7 @@ static voxa_status pass_ratio(int64_t lo, int64_t hi, int tid, void *ctx) {
     (void)tid;
     for (int64_t r = lo; r < hi; r++) {
         double *b = p->buf64 + r * p->px;
-        int64_t wr = window_row(p, r);
+        int64_t wr = voxa__rl_window_row(p, r);
         if (wr < 0) {
             memset(b, 0, (size_t)L2 * sizeof(double));
             continue;
@@ -146,8 +132,8 @@ static voxa_status pass_update(int64_t lo, int64_t hi, int tid, void *ctx) {
     for (int64_t r = lo; r < hi; r++) {
         double *f = R->f + r * L2, *b = p->buf64 + r * p->px;
         double *d = R->step ? R->step + r * L2 : NULL;
-        const double *w = p->boundary == VOXA_RL_FREE ? weight_row(p, r) : NULL;
-        int in_window = window_row(p, r) >= 0;
+        const double *w = p->boundary == VOXA_RL_FREE ? p->wtab64 + voxa__rl_wrow_at(p, r) : NULL;
+        int in_window = voxa__rl_window_row(p, r) >= 0;
         double num = 0, den = 0;
         for (int64_t x = 0; x < L2; x++) {
             double v = f[x] * b[x];

@@ -699,10 +699,18 @@ static void test_euler(void) {
     int64_t unsorted[2] = {8, 7};
     CHECK_STATUS(voxa_measure_euler(&V, unsorted, 2, o3), VOXA_EINVAL);
     CHECK_MSG("ascending");
+    CHECK_STATUS(voxa_measure_euler_counts(&V, lo0, NULL, r3, 3, parts), VOXA_EINVAL);
+    CHECK_MSG("NULL");
+    CHECK_STATUS(voxa_measure_euler(&V, r3, 3, NULL), VOXA_EINVAL);
     int64_t s1[1] = {9};
     voxa_array_view(&V, v, VOXA_I32, 1, s1);
     CHECK_STATUS(voxa_measure_euler(&V, r3, 3, o3), VOXA_EINVAL);
     CHECK_MSG("2-D or 3-D");
+    CHECK_OK(voxa_store_wrap(&V, &vs)); /* a 1-D store: refused before any pass */
+    CHECK_STATUS(voxa_measure_store_with(vs, NULL, NULL, 200, VOXA_MEASURE_EULER,
+                                         (voxa_progress){0}, &tb), VOXA_EINVAL);
+    CHECK_MSG("euler_number: 2-D or 3-D labels only");
+    voxa_store_close(vs);
 }
 
 static void test_bad_args(void) {

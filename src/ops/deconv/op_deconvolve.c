@@ -169,9 +169,10 @@ static voxa_status run(voxa_op_ctx *c) { return run_on(c, VOXA_BACKEND_CPU); }
 /* Working bytes per voxel: float32 28 (docs/stream.md); double 40: the
  * work buffer, H, the box estimate and the image copy in double, + H^T
  * for zero mode's even PSFs (acceleration, 2 boxes more, is outside both). */
+enum { SCRATCH_F32 = 28, SCRATCH_F64 = 40 };
 static double scratch_for(const voxa_args *a, voxa_dtype out) {
     (void)a;
-    return out == VOXA_F64 ? 40 : 28;
+    return out == VOXA_F64 ? SCRATCH_F64 : SCRATCH_F32;
 }
 
 static voxa_status device_bytes(const voxa_args *a, voxa_dtype dt, int nd, const int64_t *shape,
@@ -204,6 +205,6 @@ const voxa_op voxa__op_deconvolve = {
     .halo = halo,
     .run = run,
     .gpu = &gpu,
-    .scratch = 28,
+    .scratch = SCRATCH_F32,
     .scratch_for = scratch_for,
 };

@@ -294,16 +294,16 @@ static voxa_status count_passes(voxa_store *labels, int nd, const int64_t *shape
                                 const count_pass *eul, voxa_progress *progress, int64_t done,
                                 int64_t total, voxa_measure_table *t) {
     int64_t n = t->n > 0 ? t->n : 1;
-    int64_t *cnt = calloc((size_t)n * 3, sizeof *cnt);
-    VOXA_FAIL_IF(!cnt, VOXA_ENOMEM, "measure: no memory for the counts of %lld labels",
-                 (long long)t->n);
     voxa_status st = VOXA_OK;
-    if (flags & VOXA_MEASURE_PERIMETER) {
+    if (flags & VOXA_MEASURE_PERIMETER) { /* weight counts (n x 3), then the perimeters */
+        int64_t *cnt = calloc((size_t)n * 3, sizeof *cnt);
         t->perimeter = malloc((size_t)n * sizeof *t->perimeter);
-        st = t->perimeter ? run_pass(per, labels, nd, shape, lt, t, cnt, progress, &done, total)
-                          : voxa__error(VOXA_ENOMEM, "perimeter: no memory for %lld labels",
-                                        (long long)t->n);
+        st = cnt && t->perimeter
+                 ? run_pass(per, labels, nd, shape, lt, t, cnt, progress, &done, total)
+                 : voxa__error(VOXA_ENOMEM, "perimeter: no memory for %lld labels",
+                               (long long)t->n);
         if (st == VOXA_OK) voxa_measure_perimeter_of_counts(cnt, t->n, t->perimeter);
+        free(cnt);
     }
     if (st == VOXA_OK && (flags & VOXA_MEASURE_EULER)) {
         t->euler_number = calloc((size_t)n, sizeof *t->euler_number);
@@ -313,7 +313,6 @@ static voxa_status count_passes(voxa_store *labels, int nd, const int64_t *shape
                  : voxa__error(VOXA_ENOMEM, "euler_number: no memory for %lld labels",
                                (long long)t->n);
     }
-    free(cnt);
     return st;
 }
 

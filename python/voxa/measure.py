@@ -96,11 +96,15 @@ def label(input, structure=None, output=None, *, connectivity=1, wrap_axes=None)
     if not out.dtype.isnative:
         raise ValueError(f"label: output dtype {out.dtype} is big-endian (not supported, as "
                          "in scipy)")
+    tmp = np.dtype(np.int32 if a.size < 2**31 - 2 else np.int64)
     if out.dtype not in _OUT_DTYPES:
         if out.dtype not in (np.float32, np.float64, np.bool_):
             raise TypeError(f"label: unsupported output dtype {out.dtype} (expected an integer "
                             "dtype, float32, float64 or bool)")
-        tmp = np.int32 if a.size < 2**31 - 2 else np.int64
+        n = _label_c(a, np.zeros(a.shape, dtype=tmp), st, connectivity, out, True, wrap)
+    elif wrap and out.dtype.itemsize < tmp.itemsize:
+        # the count that must fit is the joined one (as voxa.dask checks it):
+        # the plain labels go to a wide array first
         n = _label_c(a, np.zeros(a.shape, dtype=tmp), st, connectivity, out, True, wrap)
     else:
         n = _label_c(a, out, st, connectivity, None, not return_n_only, wrap)
@@ -110,7 +114,8 @@ def label(input, structure=None, output=None, *, connectivity=1, wrap_axes=None)
 def _label_c(a, out, st, connectivity, cast_to, zeroed=False, wrap=()):
     """The C labelling into the integer array `out`, its components joined
     across the ends of the `wrap` axes; copied into `cast_to` (a float or
-    bool array) when given. zeroed: `out` is a fresh np.zeros array, so the
+    bool array, or with `wrap` an integer one narrower than `out`, checked
+    to hold the joined count) when given. zeroed: `out` is a fresh np.zeros array, so the
     C side skips writing the background."""
     ndim = a.ndim
     if a.size == 0:
@@ -138,6 +143,11 @@ def _label_c(a, out, st, connectivity, cast_to, zeroed=False, wrap=()):
         layers = [np.take(out, side, axis=ax) for ax, side in _wrap.ends(wrap)]
         new, n = _wrap.table(n, _wrap.pairs_at_ends(out.shape, st, wrap, *layers))
         _wrap.relabel(out, new, out=out)
+        if cast_to is not None and cast_to.dtype.kind in "iu" and n > np.iinfo(cast_to.dtype).max:
+            raise nds.BitDepthError(f"label: {n} components do not fit the output dtype "
+                                    f"{cast_to.dtype} (max {np.iinfo(cast_to.dtype).max}); use "
+                                    "a wider dtype such as int32 or int64 (insufficient "
+                                    "bit-depth in requested output type)")
     if cast_to is not None:
         cast_to[...] = out
     return n

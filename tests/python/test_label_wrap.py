@@ -105,6 +105,30 @@ def test_outputs_and_dtypes():
     assert int(vd.label(da.from_array(empty, chunks=2), wrap_axes=(0, 1))[1].compute()) == 0
 
 
+def test_narrow_output_holds_the_joined_count():
+    """128 runs whose ends touch across the wrap: 127 components. An int8
+    output holds them, in memory as on dask (the plain count does not have
+    to fit); 128 components do not, and both refuse them."""
+    a = np.zeros(255, bool)
+    a[::2] = True
+    want, n = voxa.label(a, wrap_axes=0)
+    assert n == 127
+    got, m = voxa.label(a, output=np.int8, wrap_axes=0)
+    assert m == 127 and got.dtype == np.int8
+    np.testing.assert_array_equal(got, want)
+    out = np.zeros(255, np.int8)
+    assert voxa.label(a, output=out, wrap_axes=0) == 127
+    np.testing.assert_array_equal(out, want)
+    lazy, lm = vd.label(da.from_array(a, chunks=50), output=np.int8, wrap_axes=0)
+    np.testing.assert_array_equal(lazy.compute(), want)
+    b = np.zeros(257, bool)
+    b[1::2] = True  # 128 runs, no voxel at either end: nothing joins
+    with pytest.raises(RuntimeError, match="do not fit the output dtype int8"):
+        voxa.label(b, output=np.int8, wrap_axes=0)
+    with pytest.raises(RuntimeError, match="does not fit the output dtype int8"):
+        vd.label(da.from_array(b, chunks=50), output=np.int8, wrap_axes=0)[0].compute()
+
+
 def test_bad_wrap_axes():
     a = np.ones((3, 4), bool)
     for bad, err in ((2, ValueError), ((0, 0), ValueError), ((-3,), ValueError),

@@ -18,6 +18,8 @@ import operator
 
 import numpy as np
 
+from . import _voxa
+
 
 def check_axes(wrap_axes, ndim):
     """wrap_axes (None, an int or a sequence of ints, negative counting from
@@ -120,7 +122,6 @@ def relabel(labels, new, out=None):
     Contiguous int32 / int64 labels go through voxa.dask's C relabel pass
     (threads); others through np.take ('clip': the indices are all valid, and
     unlike 'raise' it is not buffered: 15x faster in place)."""
-    from . import _voxa
     tab = new.astype(labels.dtype)
     if out is None:
         out = np.empty_like(labels)

@@ -6,6 +6,8 @@ same return convention (``(labels, n)``, or only ``n`` when `output` is an
 array that receives the labels). The work is done by the C library with the
 GIL released, on `voxa.get_threads()` threads; results never depend on the
 thread count."""
+import operator
+
 import numpy as np
 
 from . import _ndsupport as nds
@@ -156,21 +158,37 @@ def _label_c(a, out, st, connectivity, cast_to, zeroed=False, wrap=()):
 def find_objects(input, max_label=0):
     """scipy.ndimage.find_objects: for labels 1..max_label (default: the
     largest label), the tuple of slices of the smallest box holding that
-    label, or None where the label is absent. `input` must be an integer
-    array (TypeError otherwise, as scipy); labels <= 0 are ignored.
+    label, or None where the label is absent. Labels <= 0 are ignored.
+
+    As scipy: `max_label` must be an integer (TypeError); integer labels of
+    any width; with `max_label` given, also bool and float32/float64 labels,
+    read as scipy's C reads them, truncated toward zero (2.9 is label 2; NaN
+    and infinities are no label); without it, those raise TypeError (scipy
+    cannot take their maximum as a label count). Complex input: TypeError;
+    other dtypes (float16, object, strings): DtypeError (TypeError and
+    RuntimeError, scipy's "data type not supported").
 
     A NumPy composition (one sort of the labelled voxels' positions, then a
     min/max per label and axis): O(F log F) for F labelled voxels."""
     a = np.asarray(input)
-    if a.dtype.kind not in "iu":
-        raise TypeError(f"find_objects: input must be an integer array (labels), got dtype "
-                        f"{a.dtype}")
-    max_label = int(max_label)
+    if np.iscomplexobj(a):
+        raise TypeError("find_objects: complex input is not supported (as scipy)")
+    max_label = operator.index(max_label)
+    if a.dtype.kind not in "iubf" or a.dtype == np.float16:
+        raise nds.DtypeError(f"find_objects: labels of dtype {a.dtype} are not supported "
+                             "(integers; bool, float32 or float64 with max_label)")
     if max_label < 1:
+        if a.dtype.kind not in "iu":
+            raise TypeError(f"find_objects: labels of dtype {a.dtype} need max_label (as "
+                            "scipy: their maximum is not an integer)")
         if a.size == 0:
             raise ValueError("find_objects: input is empty and max_label is not given "
                              "(zero-size array to reduction operation maximum)")
         max_label = int(a.max())
+    elif a.dtype.kind not in "iu":
+        # scipy casts each value to an integer (toward zero); only values in
+        # [1, max_label + 1) name a label, so NaN and infinities never do
+        a = np.where((a >= 1) & (a < max_label + 1), a, 0).astype(np.int64)
     res = [None] * max(max_label, 0)
     if max_label < 1:
         return res

@@ -81,3 +81,27 @@ def test_find_objects_edge_cases():
             ndi.find_objects(bad)
         with pytest.raises(want.type):
             voxa.find_objects(bad)
+
+
+def test_find_objects_float_and_bool_labels():
+    """With max_label given, scipy reads bool and float32/float64 labels too,
+    each value cast toward zero (2.9 is label 2; NaN and infinities name no
+    label, nor do values past max_label); voxa gives its slices. Without
+    max_label, and for other dtypes or a non-integer max_label, the error
+    types are scipy's."""
+    rng = np.random.default_rng(3)
+    vals = rng.uniform(-2, 6, (7, 9, 5))
+    vals[vals < 0.5] = 0
+    vals.flat[rng.integers(0, vals.size, 12)] = [np.nan, np.inf, -np.inf, 1.0, 1e30, -1e30,
+                                                  2.0, 2.9999, 4.0, 5.5, 0.999, 1.0001]
+    for a in (vals, vals.astype(np.float32), vals[::-1, :, ::2], vals > 2):
+        for ml in (1, 3, 6, 9):
+            assert voxa.find_objects(a, max_label=ml) == ndi.find_objects(a, ml)
+    assert voxa.find_objects(np.array(3.5), 4) == ndi.find_objects(np.array(3.5), 4)
+    for bad, kw in ((vals, {}), (vals > 2, {}), (vals.astype(np.float16), {"max_label": 2}),
+                    (np.array([1, 2], object), {"max_label": 2}), (vals + 1j, {"max_label": 2}),
+                    (np.array([1, 2]), {"max_label": 2.5})):
+        with pytest.raises(Exception) as want:
+            ndi.find_objects(bad, **kw)
+        with pytest.raises(want.type):
+            voxa.find_objects(bad, **kw)

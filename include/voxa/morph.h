@@ -7,8 +7,10 @@
  *   erosion:  out[v] = AND over b in B of in[v + (b - c)]
  *   dilation: out[v] = OR  over b in B of in[v - (b - c)]
  * iterations k >= 1 repeats the operation k times (each time with the same
- * border rule), k <= 0 repeats until nothing changes; opening = erosion^k
- * then dilation^k, closing = dilation^k then erosion^k.
+ * border rule), k <= 0 repeats until nothing changes (an element without
+ * its centre can make the results cycle instead: EINVAL, where scipy loops
+ * for ever); opening = erosion^k then dilation^k, closing = dilation^k then
+ * erosion^k.
  *
  * The path taken depends on the element (see voxa_morph_describe):
  *   ball      squared Euclidean distance transform threshold, O(N)
@@ -68,10 +70,12 @@ typedef struct voxa_morph_params {
  *  non-unit spacing), none for
  *  diamonds with radius*iterations <= 253 and boxes, 4 for footprints,
  *  ~widths/8 for elements on bit-packed rows, plus
- *  a copy when in/out are not C-contiguous bool/uint8.
+ *  a copy when in/out are not C-contiguous bool/uint8; iterations <= 0: 2
+ *  bytes/voxel more (the last result and one kept to detect a cycle).
  *  Errors: EINVAL (shape mismatch, bad element: negative/huge/non-integer
  *  radius, spacing length or value, non-0/1 or empty footprint, footprint
- *  ndim != input ndim, border_value not 0/1), ENOMEM, ECANCELLED. */
+ *  ndim != input ndim, border_value not 0/1; iterations <= 0 whose results
+ *  cycle), ENOMEM, ECANCELLED. */
 VOXA_API voxa_status voxa_morph(voxa_morph_op op, const voxa_array *in, voxa_array *out,
                                 const voxa_morph_params *p);
 VOXA_API voxa_status voxa_morph_dilate(const voxa_array *in, voxa_array *out,

@@ -17,7 +17,9 @@ accepts, exactly:
   mask or input voxels, to an input voxel (or to the border when
   border_value is 1), so it is one voxa.label call: O(N) whatever the
   number of iterations scipy would run. Masked erosion is the same on the
-  complement. Other structures loop, one C call per iteration.
+  complement. Other structures loop, one C call per iteration; results that
+  cycle instead of settling (an element without its centre) raise
+  ValueError, where scipy loops for ever.
 - `output`: an array of any real dtype (also the input itself) receives
   0/1; anything else that is not an array gives a new bool array, as scipy.
 - structures of any dtype (non-zero = true), nested lists, even sizes, no
@@ -98,7 +100,7 @@ def _stage(op, x, fp, iterations, mask, bv):
             return _propagate(x, mask, f3, bv)
         if f3 is not None:  # erosion = dilation of the complement (f3 is symmetric)
             return ~_propagate(~x, mask, f3, 1 - bv)
-    done = 0
+    done, seen, power, lam = 0, x, 1, 0
     while True:
         y = np.where(mask, _c(op, x, fp, 1, bv), x)
         done += 1
@@ -106,6 +108,15 @@ def _stage(op, x, fp, iterations, mask, bv):
         x = y
         if (iterations >= 1 and done >= iterations) or (iterations < 1 and not changed):
             return x
+        if iterations < 1:  # Brent's cycle detection, as the C loop (morph.c, repeat)
+            lam += 1
+            if np.array_equal(seen, x):
+                raise ValueError(f"{op[:-1]}ion: iterations < 1 (until stable) never settles: "
+                                 f"the results repeat every {lam} iterations (the structure, "
+                                 "shifted by origin, lacks its centre; scipy loops for ever "
+                                 "here)")
+            if lam == power:
+                seen, power, lam = x, power * 2, 0
 
 
 def binary_op(op, input, structure, iterations, mask, output, border_value, origin,

@@ -247,9 +247,33 @@ static void test_large(void) {
     free(a); free(o1); free(o2); free(o3);
 }
 
+/* iterations < 1 with an element lacking its centre: results that cycle
+ * are an error, not a hang; results that settle are returned. */
+static void test_until_stable_cycles(void) {
+    int64_t sh[1] = {6};
+    uint8_t a[6] = {0, 0, 1, 0, 0, 0}, o[6], fp[3] = {1, 0, 1};
+    int64_t fs[1] = {3};
+    voxa_array in, out, f;
+    voxa_array_view(&in, a, VOXA_BOOL, 1, sh);
+    voxa_array_view(&out, o, VOXA_BOOL, 1, sh);
+    voxa_array_view(&f, fp, VOXA_BOOL, 1, fs);
+    voxa_morph_params p;
+    memset(&p, 0, sizeof p);
+    p.se.kind = VOXA_SE_FOOTPRINT;
+    p.se.footprint = &f;
+    p.iterations = -1; /* {2} -> {1, 3} -> {0, 2, 4} -> {1, 3, 5} -> {0, 2, 4} ... */
+    CHECK_STATUS(voxa_morph(VOXA_MORPH_DILATE, &in, &out, &p), VOXA_EINVAL);
+    CHECK_MSG("repeat every 2 iterations");
+    p.iterations = 0; /* erosion of all ones by {-1, +1}, border 0: shrinks to nothing */
+    memset(a, 1, sizeof a);
+    CHECK_OK(voxa_morph(VOXA_MORPH_ERODE, &in, &out, &p));
+    for (int i = 0; i < 6; i++) CHECK(o[i] == 0);
+}
+
 int main(void) {
     RUN(test_large);
     RUN(test_paths);
     RUN(test_errors);
+    RUN(test_until_stable_cycles);
     VTEST_END();
 }

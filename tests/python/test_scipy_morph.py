@@ -260,3 +260,61 @@ def test_regression_scipy_even_structure_iterated_default_path():
     want = ndi.binary_erosion(a, s, iterations=2, border_value=1, brute_force=True)
     assert np.array_equal(once, want)
     assert same(want, voxa.binary_erosion(a, s, iterations=2, border_value=1))
+
+
+def settle(op, x, s, mask, bv, org):
+    """scipy's until-stable loop, one single-step call at a time (a path
+    scipy runs safely), stopped where a result repeats: the fixed point, or
+    None for a cycle (where scipy itself would loop for ever)."""
+    seen = set()
+    while True:
+        y = op(x, s, iterations=1, border_value=bv, origin=org)
+        if mask is not None:
+            y = np.where(mask, y, x)
+        if np.array_equal(x, y):
+            return y
+        if y.tobytes() in seen:
+            return None
+        seen.add(y.tobytes())
+        x = y
+
+
+@pytest.mark.parametrize("ndim", [1, 2, 3])
+def test_until_stable_without_centre_settles_or_raises(ndim):
+    """iterations < 1 with a structure whose centre (after origin) is false:
+    the results may cycle, and scipy then never returns. voxa detects the
+    cycle (Brent's method, in the C loop and in the masked Python loop) and
+    raises ValueError; where the results do settle, it returns scipy's fixed
+    point. Opening and closing settle each stage in turn."""
+    rng = np.random.default_rng(40 + ndim)
+    cycles = settles = 0
+    for _ in range(80 if ndim < 3 else 40):
+        a, s, org = random_case(rng, ndim, 9 if ndim < 3 else 6, 4)
+        centre = tuple(k // 2 + o for k, o in zip(s.shape, org))
+        s[centre] = False
+        mask = rng.random(a.shape) < 0.8 if rng.random() < 0.5 else None
+        bv = int(rng.integers(0, 2))
+        stages = {"binary_dilation": (ndi.binary_dilation,),
+                  "binary_erosion": (ndi.binary_erosion,),
+                  "binary_opening": (ndi.binary_erosion, ndi.binary_dilation),
+                  "binary_closing": (ndi.binary_dilation, ndi.binary_erosion)}
+        for name, ops in stages.items():
+            want = a != 0
+            for op in ops:
+                want = None if want is None else settle(op, want, s, mask, bv, org)
+            kw = dict(structure=s, iterations=int(rng.integers(-2, 1)), mask=mask,
+                      border_value=bv, origin=org)
+            if want is None:
+                cycles += 1
+                with pytest.raises(ValueError, match="never settles"):
+                    getattr(voxa, name)(a, **kw)
+            else:
+                settles += 1
+                assert np.array_equal(getattr(voxa, name)(a, **kw), want), (name, kw)
+    assert cycles >= 3 and settles >= 3, (cycles, settles)
+    # binary_propagation is a masked dilation until stable: same rule
+    a = np.array([0, 0, 1, 0, 0, 0])
+    with pytest.raises(ValueError, match="repeat every 2 iterations"):
+        voxa.binary_propagation(a, [1, 0, 1], mask=np.ones(6, bool))
+    with pytest.raises(ValueError, match="repeat every 2 iterations"):
+        voxa.binary_dilation(a, [1, 0, 1], iterations=-1)

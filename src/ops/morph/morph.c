@@ -111,16 +111,37 @@ static voxa_status repeat(const voxa__plan *p, int nd, const int64_t *shape, int
         }
         return VOXA_OK;
     }
-    uint8_t *prev = voxa__malloc((size_t)total, 1);
-    VOXA_FAIL_IF(!prev, VOXA_ENOMEM, "morph: cannot allocate %lld voxels", (long long)total);
-    voxa_status st = step(p, nd, shape, src, dst, dilate, bv, 1, scr);
-    for (int64_t i = 1; st == VOXA_OK; i++) {
+    /* Until stable. With its centre an element makes the results grow
+     * (dilation) or shrink (erosion), so they settle; without it they may
+     * cycle, where scipy loops for ever. Brent's cycle detection keeps one
+     * earlier result, taken again at every power of two steps: a result equal
+     * to it (and not a fixed point) means a cycle, reported instead of a
+     * hang. Cost: one comparison more per step, one copy per power of two. */
+    uint8_t *prev = voxa__malloc((size_t)total, 1), *seen = voxa__malloc((size_t)total, 1);
+    voxa_status st = VOXA_OK;
+    VOXA_GOTO_IF(!prev || !seen, VOXA_ENOMEM, "morph: cannot allocate %lld voxels",
+                 (long long)total);
+    if ((st = step(p, nd, shape, src, dst, dilate, bv, 1, scr))) goto done;
+    memcpy(seen, dst, (size_t)total);
+    for (int64_t i = 1, power = 1, lam = 0;; i++) {
         memcpy(prev, dst, (size_t)total);
         if ((st = step(p, nd, shape, dst, dst, dilate, bv, 1, scr))) break;
         if (!memcmp(prev, dst, (size_t)total)) break;
+        lam++;
+        VOXA_GOTO_IF(!memcmp(seen, dst, (size_t)total), VOXA_EINVAL,
+                     "morph: iterations < 1 (until stable) never settles: the results "
+                     "repeat every %lld iterations (the structure, shifted by origin, lacks "
+                     "its centre; scipy loops for ever here)", (long long)lam);
+        if (lam == power) {
+            memcpy(seen, dst, (size_t)total);
+            power *= 2;
+            lam = 0;
+        }
         if ((st = voxa__progress(prog, i, 0))) break;
     }
+done:
     voxa__free(prev);
+    voxa__free(seen);
     return st;
 }
 

@@ -70,8 +70,9 @@ typedef struct voxa_morph_params {
  *  non-unit spacing), none for
  *  diamonds with radius*iterations <= 253 and boxes, 4 for footprints,
  *  ~widths/8 for elements on bit-packed rows, plus
- *  a copy when in/out are not C-contiguous bool/uint8; iterations <= 0: 2
- *  bytes/voxel more (the last result and one kept to detect a cycle).
+ *  a copy when in/out are not C-contiguous bool/uint8; iterations <= 0: 1
+ *  byte/voxel more (the last result), 2 when the element lacks its centre
+ *  (one result kept to detect a cycle).
  *  Errors: EINVAL (shape mismatch, bad element: negative/huge/non-integer
  *  radius, spacing length or value, non-0/1 or empty footprint, footprint
  *  ndim != input ndim, border_value not 0/1; iterations <= 0 whose results

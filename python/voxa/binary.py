@@ -101,6 +101,7 @@ def _stage(op, x, fp, iterations, mask, bv):
         if f3 is not None:  # erosion = dilation of the complement (f3 is symmetric)
             return ~_propagate(~x, mask, f3, 1 - bv)
     done, seen, power, lam = 0, x, 1, 0
+    centred = bool(fp[tuple(n // 2 for n in fp.shape)])  # then the results settle
     while True:
         y = np.where(mask, _c(op, x, fp, 1, bv), x)
         done += 1
@@ -108,7 +109,7 @@ def _stage(op, x, fp, iterations, mask, bv):
         x = y
         if (iterations >= 1 and done >= iterations) or (iterations < 1 and not changed):
             return x
-        if iterations < 1:  # Brent's cycle detection, as the C loop (morph.c, repeat)
+        if iterations < 1 and not centred:  # Brent's cycle detection, as morph.c's repeat
             lam += 1
             if np.array_equal(seen, x):
                 raise ValueError(f"{op[:-1]}ion: iterations < 1 (until stable) never settles: "

@@ -98,6 +98,18 @@ static voxa_status step(const voxa__plan *p, int nd, const int64_t *shape, const
     return voxa__error(VOXA_EINTERNAL, "morph: bad plan");
 }
 
+/* Whether the element holds its centre: balls, diamonds and boxes always;
+ * a footprint (origin already folded in) when one offset is zero. */
+static int has_centre(const voxa__plan *p) {
+    if (!p->offs) return 1;
+    for (int64_t i = 0; i < p->noff; i++) {
+        int zero = 1;
+        for (int d = 0; d < p->nd; d++) zero &= p->offs[i * p->nd + d] == 0;
+        if (zero) return 1;
+    }
+    return 0;
+}
+
 /* dilate or erode `iterations` times, src -> dst (dst may be src). */
 static voxa_status repeat(const voxa__plan *p, int nd, const int64_t *shape, int64_t total,
                           const uint8_t *src, uint8_t *dst, int dilate, int bv, int iterations,
@@ -113,20 +125,24 @@ static voxa_status repeat(const voxa__plan *p, int nd, const int64_t *shape, int
     }
     /* Until stable. With its centre an element makes the results grow
      * (dilation) or shrink (erosion), so they settle; without it they may
-     * cycle, where scipy loops for ever. Brent's cycle detection keeps one
-     * earlier result, taken again at every power of two steps: a result equal
-     * to it (and not a fixed point) means a cycle, reported instead of a
-     * hang. Cost: one comparison more per step, one copy per power of two. */
-    uint8_t *prev = voxa__malloc((size_t)total, 1), *seen = voxa__malloc((size_t)total, 1);
+     * cycle, where scipy loops for ever. Then Brent's cycle detection keeps
+     * one earlier result, taken again at every power of two steps: a result
+     * equal to it (and not a fixed point) means a cycle, reported instead of
+     * a hang. Cost: one comparison more per step, one copy per power of two. */
+    int cycles = !has_centre(p);
+    uint8_t *prev = voxa__malloc((size_t)total, 1);
+    uint8_t *seen = cycles ? voxa__malloc((size_t)total, 1) : NULL;
     voxa_status st = VOXA_OK;
-    VOXA_GOTO_IF(!prev || !seen, VOXA_ENOMEM, "morph: cannot allocate %lld voxels",
+    VOXA_GOTO_IF(!prev || (cycles && !seen), VOXA_ENOMEM, "morph: cannot allocate %lld voxels",
                  (long long)total);
     if ((st = step(p, nd, shape, src, dst, dilate, bv, 1, scr))) goto done;
-    memcpy(seen, dst, (size_t)total);
+    if (cycles) memcpy(seen, dst, (size_t)total);
     for (int64_t i = 1, power = 1, lam = 0;; i++) {
         memcpy(prev, dst, (size_t)total);
         if ((st = step(p, nd, shape, dst, dst, dilate, bv, 1, scr))) break;
         if (!memcmp(prev, dst, (size_t)total)) break;
+        if ((st = voxa__progress(prog, i, 0))) break;
+        if (!cycles) continue;
         lam++;
         VOXA_GOTO_IF(!memcmp(seen, dst, (size_t)total), VOXA_EINVAL,
                      "morph: iterations < 1 (until stable) never settles: the results "
@@ -137,7 +153,6 @@ static voxa_status repeat(const voxa__plan *p, int nd, const int64_t *shape, int
             power *= 2;
             lam = 0;
         }
-        if ((st = voxa__progress(prog, i, 0))) break;
     }
 done:
     voxa__free(prev);

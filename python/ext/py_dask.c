@@ -17,9 +17,32 @@ static int labels_ok(const voxa_array *a) {
     return 0;
 }
 
-static inline int64_t label_at(const voxa_array *a, int64_t i) {
-    return a->dtype == VOXA_I32 ? ((const int32_t *)a->data)[i] : ((const int64_t *)a->data)[i];
-}
+/* One row of labels p[0 .. inner) of type T, its first voxel at raster
+ * index `row`: records the first voxels of the labels seen + 1, seen + 2,
+ * ... met in it. Blocks of 16 with no label above `seen` hold no first
+ * voxel and are skipped (compares over a fixed block, which vectorise with
+ * SSE2 for int32: most of a chunk is background or labels already met). -1:
+ * a label out of order. (seen <= n fits T: int32 labels count at most
+ * 2^31 - 1.) */
+#define FIRSTS_ROW(T)                                                          \
+    do {                                                                       \
+        const T *p = (const T *)lab->data + i;                                 \
+        for (int64_t x = 0; x < inner && seen < n;) {                          \
+            for (; x + 16 <= inner; x += 16) {                                 \
+                int any = 0;                                                   \
+                for (int k = 0; k < 16; k++) any |= p[x + k] > (T)seen;        \
+                if (any) break;                                                \
+            }                                                                  \
+            int64_t end = x + 16 < inner ? x + 16 : inner;                     \
+            for (; x < end && seen < n; x++) {                                 \
+                int64_t v = p[x];                                              \
+                if (v > seen) {                                                \
+                    if (v != seen + 1) return -1;                              \
+                    first[seen++] = row + x;                                   \
+                }                                                              \
+            }                                                                  \
+        }                                                                      \
+    } while (0)
 
 /* first[k] = raster index (shape `whole`) of label k+1's first voxel; the
  * chunk starts at `origin`. -1: a label out of order (not a chunk labelled
@@ -33,13 +56,8 @@ static int firsts(const voxa_array *lab, int64_t n, const int64_t *origin, const
         int64_t row = 0;
         for (int d = 0; d < nd - 1; d++) row = row * whole[d] + origin[d] + idx[d];
         row = nd > 0 ? row * whole[nd - 1] + origin[nd - 1] : 0;
-        for (int64_t x = 0; x < inner && seen < n; x++) {
-            int64_t v = label_at(lab, i + x);
-            if (v > seen) {
-                if (v != seen + 1) return -1;
-                first[seen++] = row + x;
-            }
-        }
+        if (lab->dtype == VOXA_I32) FIRSTS_ROW(int32_t);
+        else FIRSTS_ROW(int64_t);
         for (int d = nd - 2; d >= 0; d--) {
             if (++idx[d] < lab->shape[d]) break;
             idx[d] = 0;

@@ -2,9 +2,11 @@
  * double with VOXA_RL_DOUBLE) and point spread function (PSF) helpers.
  *
  * Axes are in NumPy order. A PSF's centre is index psf_shape // 2 on every
- * axis (where scipy.ndimage puts a kernel's centre); the PSF must be no
- * larger than the image on any axis, non-negative, finite, with a positive
- * sum. Work is done in float32 unless a plan asks for double. */
+ * axis (where scipy.ndimage puts a kernel's centre); the PSF must be
+ * non-negative, finite, with a positive sum, and no larger than the image on
+ * any axis except in VOXA_RL_ZERO mode (scikit-image's "same" convolution,
+ * defined for any extent; CPU only). Work is done in float32 unless a plan
+ * asks for double. */
 #ifndef VOXA_DECONV_H
 #define VOXA_DECONV_H
 

@@ -45,7 +45,8 @@ def richardson_lucy(image, psf, num_iter=20, boundary="free", clip=False,
     Parameters
     ----------
     image : ndarray, 1-3D, integer or float, finite (any strides)
-    psf : ndarray, same ndim, no larger than the image on any axis, finite,
+    psf : ndarray, same ndim, no larger than the image on any axis (any
+        extent with boundary='zero', as scikit-image: on the CPU), finite,
         non-negative, positive sum; centre at ``psf.shape // 2``. Not
         normalised for you (use ``psf / psf.sum()``).
     num_iter : int >= 1

@@ -214,9 +214,13 @@ voxa_status voxa__route_run(voxa_op_ctx *ctx) {
     VOXA_CHECK(device_limits(b, &l));
     const voxa_array *region = ctx->in ? ctx->in : ctx->out;
     int64_t t, g;
-    VOXA_CHECK(needs(a, ctx->in ? ctx->in->dtype : ctx->out->dtype, region->ndim, region->shape,
-                     &t, &g));
-    if (fits(&l, t, g) || op->gpu->tiles) { /* tiles: the op cuts itself (label, edt) */
+    /* the memory formula may refuse arguments the device path does not take
+     * (EUNSUPPORTED: auto falls back below) */
+    st = needs(a, ctx->in ? ctx->in->dtype : ctx->out->dtype, region->ndim, region->shape, &t,
+               &g);
+    if (st != VOXA_OK) {
+        /* handled below */
+    } else if (fits(&l, t, g) || op->gpu->tiles) { /* tiles: the op cuts itself (label, edt) */
         st = op->gpu->run(ctx, b);
     } else if ((op->flags & VOXA_OP_LOCAL) && !(op->flags & VOXA_OP_HALO_APPROX) &&
                (!ctx->in || (op->flags & VOXA_OP_SAME_SHAPE))) {

@@ -165,8 +165,11 @@ static void test_bad_inputs(void) {
     CHECK_MSG("not finite");
     h[0] = 0;
     ((float *)pbig.data)[0] = 1;
-    CHECK_STATUS(voxa_deconv_rl(&g, &pbig, &out, VOXA_RL_ZERO, &o), VOXA_EINVAL);
+    CHECK_STATUS(voxa_deconv_rl(&g, &pbig, &out, VOXA_RL_FREE, &o), VOXA_EINVAL);
     CHECK_MSG("larger than the image");
+    CHECK_STATUS(voxa_deconv_rl(&g, &pbig, &out, VOXA_RL_PERIODIC, &o), VOXA_EINVAL);
+    CHECK_MSG("larger than the image");
+    CHECK_OK(voxa_deconv_rl(&g, &pbig, &out, VOXA_RL_ZERO, &o)); /* "same": any extent */
     ((float *)p3.data)[4] = 1;
     CHECK_STATUS(voxa_deconv_rl(&g, &p3, &out, VOXA_RL_ZERO, &o), VOXA_EINVAL);
     CHECK_MSG("ndim");

@@ -455,3 +455,33 @@ def test_cli(tmp_path, monkeypatch):
     assert rel_err(np.load(out), voxa.richardson_lucy(g, np.load(psf), 5)) < 1e-5
     r = cli("psf", "gaussian", "--shape", "5,5", "--sigma", "1,2,3", "-o", psf)
     assert r.returncode == 2 and "voxa: psf: --sigma" in r.stderr
+
+
+def test_zero_mode_psf_longer_than_the_image():
+    """boundary='zero' is scikit-image's "same" convolution, defined for any
+    PSF extent: a thin stack under a tall PSF (and PSFs longer than the image
+    on any axis, 1-3-D) gives skimage's result, in double to rounding, in
+    float32 to its precision, block by block with the exact halo too, and
+    with backend='auto' (the device paths do not take it: test_deconv_gpu.py);
+    periodic and free modes still refuse such a PSF."""
+    import dask.array as da
+
+    import voxa.dask as vd
+    rng = np.random.default_rng(12)
+    for shape, pshape in (((4, 40, 50), (9, 5, 7)), ((3, 30), (8, 31)), ((5,), (12,)),
+                          ((1, 9, 9), (2, 3, 3))):
+        img = rng.random(shape) + 0.05
+        psf = rng.random(pshape) + 0.05
+        psf /= psf.sum()
+        want = restoration.richardson_lucy(img, psf, num_iter=4, clip=False)
+        got = voxa.richardson_lucy(img, psf, num_iter=4, boundary="zero", dtype=np.float64)
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14 * want.max())
+        got32 = voxa.richardson_lucy(img, psf, num_iter=4, boundary="zero", backend="auto")
+        np.testing.assert_allclose(got32, want, rtol=2e-5, atol=1e-6 * want.max())
+        x = da.from_array(img, chunks=tuple(max(1, s // 2) for s in shape))
+        lazy = vd.richardson_lucy(x, psf, num_iter=4, boundary="zero", dtype=np.float64,
+                                  halo="exact")
+        np.testing.assert_allclose(lazy.compute(), want, rtol=1e-12, atol=1e-14 * want.max())
+        for mode in ("periodic", "free"):
+            with pytest.raises(ValueError, match="larger than the image"):
+                voxa.richardson_lucy(img, psf, num_iter=1, boundary=mode)

@@ -145,3 +145,20 @@ def test_fft_size_vkfft_cannot_plan_fails_clearly(backend):
     want = voxa.richardson_lucy(img, psf, num_iter=1, boundary="periodic", backend="cpu")
     got = voxa.richardson_lucy(img, psf, num_iter=1, boundary="periodic", backend="auto")
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_psf_longer_than_the_image_runs_on_the_cpu(backend):
+    """Zero mode with a PSF longer than the image (accepted by the CPU, as
+    scikit-image accepts it): a device backend refuses it clearly, 'auto'
+    runs the CPU; periodic mode is refused as on the CPU."""
+    rng = np.random.default_rng(4)
+    img = (rng.random((3, 16, 18)) + 0.1).astype(np.float32)
+    psf = np.full((7, 3, 3), 1 / 63, np.float32)
+    with pytest.raises(TypeError, match="runs it on the cpu backend"):
+        voxa.richardson_lucy(img, psf, num_iter=2, boundary="zero", backend=backend)
+    want = voxa.richardson_lucy(img, psf, num_iter=2, boundary="zero", backend="cpu")
+    got = voxa.richardson_lucy(img, psf, num_iter=2, boundary="zero", backend="auto")
+    np.testing.assert_array_equal(got, want)
+    with pytest.raises(ValueError, match="larger than the image"):
+        voxa.richardson_lucy(img, psf, num_iter=2, boundary="periodic", backend=backend)

@@ -72,9 +72,15 @@ voxa_status voxa__rl_gpu_bytes_for(int ndim, const int64_t *shape, const int64_t
         int64_t a = shape[d], m = psf_shape[d];
         M[3 - ndim + d] = m;
         N[3 - ndim + d] = a;
-        VOXA_FAIL_IF(a < 1 || m < 1 || m > a, VOXA_EINVAL,
+        VOXA_FAIL_IF(a < 1 || m < 1, VOXA_EINVAL,
                      "deconvolution: image extent %lld, PSF extent %lld on axis %d",
                      (long long)a, (long long)m, d);
+        /* a PSF longer than the image: zero mode only, and on the CPU */
+        VOXA_FAIL_IF(m > a, boundary == VOXA_RL_ZERO ? VOXA_EUNSUPPORTED : VOXA_EINVAL,
+                     "psf: shape[%d] = %lld is larger than the image's %lld%s", d,
+                     (long long)m, (long long)a,
+                     boundary == VOXA_RL_ZERO ? " (boundary 'zero' runs it on the cpu backend)"
+                                              : "");
         L[3 - ndim + d] = boundary == VOXA_RL_PERIODIC ? a : a + m - 1 > 1 ? fast_size(a + m - 1)
                                                                              : 1;
         n *= a;

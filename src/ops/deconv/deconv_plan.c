@@ -388,9 +388,13 @@ voxa_status voxa_rl_plan_new(voxa_rl_plan **out, int ndim, const int64_t *shape,
                      d, (long long)shape[d]);
         VOXA_FAIL_IF(psf->shape[d] < 1, VOXA_EINVAL, "psf: shape[%d] = %lld (must be >= 1)",
                      d, (long long)psf->shape[d]);
-        VOXA_FAIL_IF(psf->shape[d] > shape[d], VOXA_EINVAL,
-                     "psf: shape[%d] = %lld is larger than the image's %lld", d,
-                     (long long)psf->shape[d], (long long)shape[d]);
+        /* zero mode is a linear convolution cut to the image ("same"), which
+         * any PSF extent defines (scikit-image accepts one longer than the
+         * image: a thin stack under a tall PSF); periodic and free modes
+         * need the PSF to fit the image */
+        VOXA_FAIL_IF(psf->shape[d] > shape[d] && boundary != VOXA_RL_ZERO, VOXA_EINVAL,
+                     "psf: shape[%d] = %lld is larger than the image's %lld (boundary 'zero' "
+                     "takes it)", d, (long long)psf->shape[d], (long long)shape[d]);
     }
     double sum;
     VOXA_CHECK(voxa_psf_check(psf, &sum));

@@ -203,6 +203,30 @@ static voxa_status gpu_tiles(voxa_op_ctx *ctx, voxa_backend b, const limits *l) 
     return st;
 }
 
+/* Run on device b: whole when it fits (or the op tiles itself), else by
+ * tiles where tiles keep the result, else EUNSUPPORTED. The memory formula
+ * itself may also refuse arguments the device path does not take. */
+static voxa_status run_on_device(voxa_op_ctx *ctx, voxa_backend b, const limits *l) {
+    const voxa_args *a = ctx->args;
+    const voxa_op *op = a->op;
+    const voxa_array *region = ctx->in ? ctx->in : ctx->out;
+    int64_t t, g;
+    VOXA_CHECK(needs(a, ctx->in ? ctx->in->dtype : ctx->out->dtype, region->ndim, region->shape,
+                     &t, &g));
+    if (fits(l, t, g) || op->gpu->tiles) /* tiles: the op cuts itself (label, edt) */
+        return op->gpu->run(ctx, b);
+    if ((op->flags & VOXA_OP_LOCAL) && !(op->flags & VOXA_OP_HALO_APPROX) &&
+        (!ctx->in || (op->flags & VOXA_OP_SAME_SHAPE)))
+        return gpu_tiles(ctx, b, l);
+    /* global ops, and RL (tiles with its halo would change the result) */
+    return voxa__error(VOXA_EUNSUPPORTED, "%s: backend '%s': needs %lld bytes of device "
+                       "memory (largest buffer %lld) but the device takes %lld (%lld per "
+                       "buffer), and this op is not tiled in memory (global, or tiles would "
+                       "change its result): use --mem-limit or the cpu backend",
+                       op->name, voxa_backend_name(b), (long long)t, (long long)g,
+                       (long long)l->total, (long long)l->largest);
+}
+
 voxa_status voxa__route_run(voxa_op_ctx *ctx) {
     const voxa_args *a = ctx->args;
     const voxa_op *op = a->op;
@@ -212,27 +236,7 @@ voxa_status voxa__route_run(voxa_op_ctx *ctx) {
     if (st != VOXA_OK || b == VOXA_BACKEND_CPU) return st == VOXA_OK ? op->run(ctx) : st;
     limits l;
     VOXA_CHECK(device_limits(b, &l));
-    const voxa_array *region = ctx->in ? ctx->in : ctx->out;
-    int64_t t, g;
-    /* the memory formula may refuse arguments the device path does not take
-     * (EUNSUPPORTED: auto falls back below) */
-    st = needs(a, ctx->in ? ctx->in->dtype : ctx->out->dtype, region->ndim, region->shape, &t,
-               &g);
-    if (st != VOXA_OK) {
-        /* handled below */
-    } else if (fits(&l, t, g) || op->gpu->tiles) { /* tiles: the op cuts itself (label, edt) */
-        st = op->gpu->run(ctx, b);
-    } else if ((op->flags & VOXA_OP_LOCAL) && !(op->flags & VOXA_OP_HALO_APPROX) &&
-               (!ctx->in || (op->flags & VOXA_OP_SAME_SHAPE))) {
-        st = gpu_tiles(ctx, b, &l);
-    } else { /* global ops, and RL (tiles with its halo would change the result) */
-        st = voxa__error(VOXA_EUNSUPPORTED, "%s: backend '%s': needs %lld bytes of device "
-                         "memory (largest buffer %lld) but the device takes %lld (%lld per "
-                         "buffer), and this op is not tiled in memory (global, or tiles would "
-                         "change its result): use --mem-limit or the cpu backend",
-                         op->name, voxa_backend_name(b), (long long)t, (long long)g,
-                         (long long)l.total, (long long)l.largest);
-    }
+    st = run_on_device(ctx, b, &l);
     if (st == VOXA_EUNSUPPORTED && want == VOXA_BACKEND_AUTO) {
         voxa_clear_error();
         return op->run(ctx);

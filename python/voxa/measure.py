@@ -185,22 +185,24 @@ def find_objects(input, max_label=0):
             raise ValueError("find_objects: input is empty and max_label is not given "
                              "(zero-size array to reduction operation maximum)")
         max_label = int(a.max())
-    elif a.dtype.kind not in "iu":
-        # scipy casts each value to an integer (toward zero); only values in
-        # [1, max_label + 1) name a label, so NaN and infinities never do
-        a = np.where((a >= 1) & (a < max_label + 1), a, 0).astype(np.int64)
     res = [None] * max(max_label, 0)
     if max_label < 1:
         return res
+    # labels are the values in [1, max_label + 1), cast toward zero as scipy's
+    # C casts bool and float labels (NaN and infinities name none); only the
+    # selected voxels are converted
     if a.ndim == 0:
-        if 0 < a.item() <= max_label:
-            res[a.item() - 1] = ()
+        if 1 <= a.item() < max_label + 1:
+            res[int(a.item()) - 1] = ()
         return res
     flat = a.ravel()
-    pos = np.flatnonzero((flat > 0) & (flat <= max_label))
+    if a.dtype.kind in "iu":
+        pos = np.flatnonzero((flat > 0) & (flat <= max_label))
+    else:
+        pos = np.flatnonzero((flat >= 1) & (flat < max_label + 1))
     if pos.size == 0:
         return res
-    labs = flat[pos]
+    labs = flat[pos].astype(np.int64, copy=False)
     order = np.argsort(labs, kind="stable")
     labs, pos = labs[order], pos[order]
     starts = np.flatnonzero(np.r_[True, labs[1:] != labs[:-1]])

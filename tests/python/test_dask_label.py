@@ -139,3 +139,39 @@ def test_firsts_against_brute_force():
             swapped = np.where(lab == 1, 2, np.where(lab == 2, 1, lab)).astype(lab.dtype)
             with pytest.raises(ValueError, match="raster order"):
                 _voxa.dask_firsts(swapped, n, origin, whole, np.empty(n, np.int64))
+
+
+def test_relabel_in_place_runs_again_on_kept_chunks():
+    """The relabel task writes the final numbers over the chunk's labels
+    (int32 output). A scheduler that keeps the chunk results and runs the
+    relabel tasks again must get the same labels, not the table applied
+    twice; a different table for labels already renumbered is refused."""
+    from dask.core import get
+    from voxa.dask import _label as L
+    m = np.random.default_rng(5).random((12, 18, 16)) < 0.45
+    want, n = ndi.label(m)
+    lab, _ = vd.label(da.from_array(m, chunks=(5, 7, 9)))
+    graph = dict(lab.__dask_graph__())
+    every = list(graph)
+    kept = dict(zip(every, get(graph, every)))  # every task's result, as a cache keeps them
+    keys = sorted(k for k in graph if isinstance(k, tuple) and "relabel" in k[0])
+    first = [kept.pop(k) for k in keys]  # the chunk results stay, the relabel tasks run again
+    chunks = [v for v in kept.values() if isinstance(v, L._Labelled) and v.table is not None]
+    assert len(chunks) == np.prod(lab.numblocks)
+    again = get(graph, keys, cache=kept)
+    for a, b in zip(first, again):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(np.block(_nested(lab.numblocks, keys, again)), want)
+    with pytest.raises(RuntimeError, match="renumbered"):
+        chunks[0].relabel_in_place(chunks[0].table[::-1].copy())
+
+
+def _nested(grid, keys, blocks):
+    """Blocks keyed by their chunk index, as the nested lists np.block takes."""
+    at = {k[1:]: b for k, b in zip(keys, blocks)}
+
+    def level(prefix):
+        if len(prefix) == len(grid):
+            return at[prefix]
+        return [level(prefix + (i,)) for i in range(grid[len(prefix)])]
+    return level(())

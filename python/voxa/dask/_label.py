@@ -27,7 +27,8 @@ their first voxels, so the job is (a) the smallest id of each component, then
 5. ``voxa-label-up2`` / ``voxa-label-down2``: numbers of owners on faces
    travel the same tree to the chunks holding other pieces of their
    components; ``voxa-label-relabel`` maps each chunk through its table in
-   one C pass (``_voxa.dask_relabel``).
+   one C pass (``_voxa.dask_relabel``), in place where the output dtype is
+   the chunk's labels' own (int32 by default; ``_Labelled``).
 
 Tasks per chunk: a constant (about 12); tree depth log2(chunks); the largest
 node holds the faces of half the volume's chunk grid (its seam), O(faces),
@@ -77,20 +78,45 @@ def _restrict(keys, vals, allowed):
 
 # ---- per chunk ---------------------------------------------------------------------------
 
+class _Labelled:
+    """A chunk labelled alone: its labels and their ids (ascending).
+
+    The relabel task is the last of the chunk's readers (it depends on all
+    the others: faces, counts, numbers), so where the output dtype is the
+    labels' own it writes the final numbers over them in place instead of
+    into a second chunk-sized array (a fresh one per chunk: page faults and
+    memory). A scheduler that keeps this result and runs the relabel again
+    (opportunistic caching) gets the labels already written: the table is
+    kept to check that it is the same."""
+    __slots__ = ("lab", "ids", "table")
+
+    def __init__(self, lab, ids):
+        self.lab, self.ids, self.table = lab, ids, None
+
+    def relabel_in_place(self, table):
+        if self.table is None:
+            _voxa.dask_relabel(self.lab, table, self.lab)
+            self.table = table
+        elif not np.array_equal(self.table, table):
+            raise RuntimeError("voxa.dask.label: a chunk's labels were renumbered by another "
+                               "table before; compute the labels again from the input")
+        return self.lab
+
+
 def _chunk(block, st, origin, whole, backend=None):
-    """(labels, ids): the chunk labelled alone and its labels' ids."""
+    """The chunk labelled alone and its labels' ids (_Labelled)."""
     out = np.int32 if block.size < 2**31 - 1 else np.int64
     lab, n = routed(_label_np, backend)(np.asarray(block), structure=st, output=out)
     lab = np.ascontiguousarray(lab)
     first = np.empty(int(n), np.int64)
     _voxa.dask_firsts(lab, int(n), list(origin), list(whole), first)
-    return lab, first + 1
+    return _Labelled(lab, first + 1)
 
 
 def _faces(chunk, lo, hi, whole):
     """(empty seam map, {(axis, side): (ids on that face, its distinct ids)})
     for the chunk's faces that have a neighbour."""
-    lab, ids = chunk
+    lab, ids = chunk.lab, chunk.ids
     table = np.concatenate([[0], ids])
     out = {}
     for d in range(lab.ndim):
@@ -204,7 +230,7 @@ def _root_down():
 
 def _owners(chunk, down):
     """Ids of the chunk's labels that own their component (ascending)."""
-    ids = chunk[1]
+    ids = chunk.ids
     return ids[~np.isin(ids, down[0], assume_unique=True)]
 
 
@@ -228,7 +254,7 @@ def _local_rows(flat, lo, cshape, whole):
 def _number(chunk, down, offsets, lo, cshape, whole):
     """(number of every label or 0 where another chunk owns it, the up2
     export: (owner ids on faces, their numbers))."""
-    ids = chunk[1]
+    ids = chunk.ids
     owner = ~np.isin(ids, down[0], assume_unique=True)
     own = ids[owner] - 1
     rows = own // whole[-1]
@@ -261,7 +287,7 @@ def _down2(parent, sibling, down):
 
 
 def _relabel(chunk, down, numbered, down2, dtype):
-    lab, ids = chunk
+    lab, ids = chunk.lab, chunk.ids
     num = numbered[0].copy()  # a task's input: never changed in place
     if down[0].size:
         at = np.searchsorted(ids, down[0])  # the chunk's labels owned elsewhere
@@ -279,8 +305,11 @@ def _relabel(chunk, down, numbered, down2, dtype):
         raise _nds.BitDepthError(f"label: label {top} does not fit the output dtype {dtype} "
                                  f"(max {np.iinfo(dtype).max}); use a wider dtype such as int32 "
                                  "or int64 (insufficient bit-depth in requested output type)")
+    table = np.ascontiguousarray(num.astype(dtype, copy=False))
+    if dtype == lab.dtype:
+        return chunk.relabel_in_place(table)
     out = np.empty(lab.shape, dtype)
-    _voxa.dask_relabel(lab, np.ascontiguousarray(num.astype(dtype, copy=False)), out)
+    _voxa.dask_relabel(lab, table, out)
     return out
 
 

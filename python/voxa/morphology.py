@@ -61,11 +61,40 @@ def _spacing(spacing, ndim, name="spacing", any_sign=False):
     return sp
 
 
-def ball(radius, spacing=None, ndim=3):
-    """Boolean ball {o : sum_d (o_d * spacing_d)^2 <= radius^2}, shape 2*r_d+1
+def _skimage_args(name, second, param, dtype, decomposition):
+    """scikit-image's footprint arguments: `dtype` is taken, a dtype in the
+    second place (scikit-image's signature) or a `decomposition` is a clear
+    error."""
+    if isinstance(second, (type, np.dtype, str)):
+        raise TypeError(f"{name}: {param}={second!r} looks like a dtype; voxa's signature is "
+                        f"{name}(radius, {param}, *, dtype=bool) (scikit-image's second "
+                        f"argument is the dtype): pass dtype= by keyword")
+    if decomposition is not None:
+        raise ValueError(f"{name}: decomposition={decomposition!r} is not supported: voxa's "
+                         f"binary morphology takes the whole {name} at a cost that does not "
+                         "grow with its radius (docs/morph.md); pass the footprint itself")
+    return np.dtype(dtype)
+
+
+def _as_dtype(fp, dtype):
+    """The boolean footprint `fp` in `dtype` (the Footprint subclass and its
+    spacing kept, so the morphology functions still recognise it)."""
+    return fp if dtype == np.bool_ else fp.astype(dtype)
+
+
+def ball(radius, spacing=None, ndim=3, *, dtype=bool, strict_radius=True, decomposition=None):
+    """Ball {o : sum_d (o_d * spacing_d)^2 <= radius^2}, shape 2*r_d+1
     (r_d = floor(radius / spacing_d)); spacing, if given, sets ndim. The
     morphology functions recognise it (also as a plain array with unit
-    spacing) and use the distance-transform path."""
+    spacing) and use the distance-transform path.
+
+    scikit-image's keywords: `dtype` (default bool; skimage.morphology.ball
+    returns uint8), `strict_radius=False` adds half a unit to the radius
+    (skimage's rule; equal to skimage's ball for integer radii); a
+    `decomposition` is refused (not needed here)."""
+    dtype = _skimage_args("ball", spacing, "spacing", dtype, decomposition)
+    if not strict_radius:
+        radius = float(radius) + 0.5
     if spacing is not None:
         if isinstance(spacing, numbers.Number):
             spacing = [spacing] * ndim
@@ -74,16 +103,21 @@ def ball(radius, spacing=None, ndim=3):
     buf, shape = _voxa.morph_element(ndim, _KIND["ball"], float(radius), sp, None, 0)
     out = np.frombuffer(buf, dtype=np.bool_).reshape(shape).copy().view(Footprint)
     out.voxa_spacing = None if sp is None or np.all(sp == 1) else tuple(float(s) for s in sp)
-    return out
+    return _as_dtype(out, dtype)
 
 
-def diamond(radius, ndim=3):
-    """Boolean diamond {o : sum_d |o_d| <= radius}, shape 2*radius+1 on every
-    axis; equals iterate_structure(generate_binary_structure(ndim, 1), radius)."""
+def diamond(radius, ndim=3, *, dtype=bool, decomposition=None):
+    """Diamond {o : sum_d |o_d| <= radius}, shape 2*radius+1 on every axis;
+    equals iterate_structure(generate_binary_structure(ndim, 1), radius).
+    3-D by default: skimage.morphology.diamond is ndim=2 (and uint8),
+    skimage.morphology.octahedron ndim=3. `dtype` as for ball; a
+    `decomposition` is refused (not needed here)."""
+    dtype = _skimage_args("diamond", ndim, "ndim", dtype, decomposition)
     if float(radius) != int(radius):
         raise ValueError(f"diamond radius {radius} must be an integer")
     buf, shape = _voxa.morph_element(ndim, _KIND["diamond"], float(radius), None, None, 0)
-    return np.frombuffer(buf, dtype=np.bool_).reshape(shape).copy().view(Footprint)
+    return _as_dtype(np.frombuffer(buf, dtype=np.bool_).reshape(shape).copy().view(Footprint),
+                     dtype)
 
 
 def _element(structure, ndim, ball_r, diamond_r, box, connectivity, spacing):

@@ -6,10 +6,10 @@ the smallest id of its pieces, and scipy numbers components in raster order of
 their first voxels, so the job is (a) the smallest id of each component, then
 (b) the rank of each component's id among all of them.
 
-1. ``voxa-label-chunk``: each chunk labelled alone (int32 where it fits) and
-   its labels' first voxels (one C pass, ``_voxa.dask_firsts``).
-   ``voxa-label-face``: the chunk's layers on faces that have a neighbour,
-   as ids.
+1. ``voxa-label-chunk``: each chunk labelled alone (int32 where it fits),
+   its labels' first voxels (one C pass, ``_voxa.dask_firsts``) and its
+   layers on faces that have a neighbour, as ids (``voxa-label-face``); the
+   labels are not kept (step 5).
 2. ``voxa-label-merge`` (up the tree): the chunk grid is split in halves
    recursively (longest axis first); a node joins its two children across
    their common face (the seam) by the structure, unites the ids met there
@@ -26,9 +26,12 @@ their first voxels, so the job is (a) the smallest id of each component, then
    give every owner its number (``voxa-label-number``).
 5. ``voxa-label-up2`` / ``voxa-label-down2``: numbers of owners on faces
    travel the same tree to the chunks holding other pieces of their
-   components; ``voxa-label-relabel`` maps each chunk through its table in
-   one C pass (``_voxa.dask_relabel``), in place where the output dtype is
-   the chunk's labels' own (int32 by default; ``_Labelled``).
+   components; ``voxa-label-relabel`` labels its chunk again and maps
+   those labels through its table in one C pass (``_voxa.dask_relabel``),
+   in place where the output dtype is theirs (int32 by default). Labelling
+   twice costs about 10 % and saves keeping every chunk's labels (4 bytes a
+   voxel of the volume) until the end; a rerun of the task recomputes from
+   the input.
 
 Tasks per chunk: a constant (about 12); tree depth log2(chunks); the largest
 node holds the faces of half the volume's chunk grid (its seam), O(faces),
@@ -78,45 +81,27 @@ def _restrict(keys, vals, allowed):
 
 # ---- per chunk ---------------------------------------------------------------------------
 
-class _Labelled:
-    """A chunk labelled alone: its labels and their ids (ascending).
-
-    The relabel task is the last of the chunk's readers (it depends on all
-    the others: faces, counts, numbers), so where the output dtype is the
-    labels' own it writes the final numbers over them in place instead of
-    into a second chunk-sized array (a fresh one per chunk: page faults and
-    memory). A scheduler that keeps this result and runs the relabel again
-    (opportunistic caching) gets the labels already written: the table is
-    kept to check that it is the same."""
-    __slots__ = ("lab", "ids", "table")
-
-    def __init__(self, lab, ids):
-        self.lab, self.ids, self.table = lab, ids, None
-
-    def relabel_in_place(self, table):
-        if self.table is None:
-            _voxa.dask_relabel(self.lab, table, self.lab)
-            self.table = table
-        elif not np.array_equal(self.table, table):
-            raise RuntimeError("voxa.dask.label: a chunk's labels were renumbered by another "
-                               "table before; compute the labels again from the input")
-        return self.lab
-
-
-def _chunk(block, st, origin, whole, backend=None):
-    """The chunk labelled alone and its labels' ids (_Labelled)."""
+def _labels(block, st, backend):
+    """The chunk labelled alone (int32 where it fits): the same labels each
+    time, so the relabel task makes them again rather than the graph
+    keeping every chunk's labels (4-8 bytes a voxel) until the end."""
     out = np.int32 if block.size < 2**31 - 1 else np.int64
     lab, n = routed(_label_np, backend)(np.asarray(block), structure=st, output=out)
-    lab = np.ascontiguousarray(lab)
-    first = np.empty(int(n), np.int64)
-    _voxa.dask_firsts(lab, int(n), list(origin), list(whole), first)
-    return _Labelled(lab, first + 1)
+    return np.ascontiguousarray(lab), int(n)
 
 
-def _faces(chunk, lo, hi, whole):
+def _chunk(block, st, lo, hi, whole, backend=None):
+    """(ids of the chunk's labels, ascending; its faces, _faces)."""
+    lab, n = _labels(block, st, backend)
+    first = np.empty(n, np.int64)
+    _voxa.dask_firsts(lab, n, list(lo), list(whole), first)
+    ids = first + 1
+    return ids, _faces(lab, ids, lo, hi, whole)
+
+
+def _faces(lab, ids, lo, hi, whole):
     """(empty seam map, {(axis, side): (ids on that face, its distinct ids)})
     for the chunk's faces that have a neighbour."""
-    lab, ids = chunk.lab, chunk.ids
     table = np.concatenate([[0], ids])
     out = {}
     for d in range(lab.ndim):
@@ -230,7 +215,7 @@ def _root_down():
 
 def _owners(chunk, down):
     """Ids of the chunk's labels that own their component (ascending)."""
-    ids = chunk.ids
+    ids = chunk[0]
     return ids[~np.isin(ids, down[0], assume_unique=True)]
 
 
@@ -254,7 +239,7 @@ def _local_rows(flat, lo, cshape, whole):
 def _number(chunk, down, offsets, lo, cshape, whole):
     """(number of every label or 0 where another chunk owns it, the up2
     export: (owner ids on faces, their numbers))."""
-    ids = chunk.ids
+    ids = chunk[0]
     owner = ~np.isin(ids, down[0], assume_unique=True)
     own = ids[owner] - 1
     rows = own // whole[-1]
@@ -286,8 +271,8 @@ def _down2(parent, sibling, down):
     return keys[order], vals[order]
 
 
-def _relabel(chunk, down, numbered, down2, dtype):
-    lab, ids = chunk.lab, chunk.ids
+def _relabel(block, st, backend, chunk, down, numbered, down2, dtype):
+    ids = chunk[0]
     num = numbered[0].copy()  # a task's input: never changed in place
     if down[0].size:
         at = np.searchsorted(ids, down[0])  # the chunk's labels owned elsewhere
@@ -296,6 +281,7 @@ def _relabel(chunk, down, numbered, down2, dtype):
         vals = np.concatenate([down2[1], mine[1]])
         order = np.argsort(keys)
         num[at + 1] = _lookup(keys[order], vals[order], down[1])
+    lab, _ = _labels(block, st, backend)
     if dtype.kind not in "iu":  # float or bool, as scipy: the int64 labels cast
         out = np.empty(lab.shape, np.int64)
         _voxa.dask_relabel(lab, np.ascontiguousarray(num.astype(np.int64, copy=False)), out)
@@ -306,8 +292,9 @@ def _relabel(chunk, down, numbered, down2, dtype):
                                  f"(max {np.iinfo(dtype).max}); use a wider dtype such as int32 "
                                  "or int64 (insufficient bit-depth in requested output type)")
     table = np.ascontiguousarray(num.astype(dtype, copy=False))
-    if dtype == lab.dtype:
-        return chunk.relabel_in_place(table)
+    if dtype == lab.dtype:  # the labels are this task's own: written over
+        _voxa.dask_relabel(lab, table, lab)
+        return lab
     out = np.empty(lab.shape, dtype)
     _voxa.dask_relabel(lab, table, out)
     return out
@@ -374,8 +361,8 @@ def label(input, structure=None, output=None, *, connectivity=1, wrap_axes=None,
     g1 = {}
     for idx in np.ndindex(*grid):
         lo, hi = box(idx)
-        g1[(name("chunk"),) + idx] = (_chunk, (x.name,) + idx, st, lo, whole, backend)
-        g1[(name("face"),) + idx] = (_faces, (name("chunk"),) + idx, lo, hi, whole)
+        g1[(name("chunk"),) + idx] = (_chunk, (x.name,) + idx, st, lo, hi, whole, backend)
+        g1[(name("face"),) + idx] = (_second, (name("chunk"),) + idx)
 
     up, children, leaf = {}, {}, {}  # tree node id -> key of its (seam, faces)
 
@@ -439,7 +426,8 @@ def label(input, structure=None, output=None, *, connectivity=1, wrap_axes=None,
             down2[c] = (name("down2"), c)
             g2[down2[c]] = (_down2, down2[node], up2[sib], down[c])
     for idx in np.ndindex(*grid):
-        g2[(name("relabel"),) + idx] = (_relabel, (name("chunk"),) + idx, down[leaf[idx]],
+        g2[(name("relabel"),) + idx] = (_relabel, (x.name,) + idx, st, backend,
+                                        (name("chunk"),) + idx, down[leaf[idx]],
                                         (name("number"),) + idx, down2[leaf[idx]], dtype)
     labels = da.Array(HighLevelGraph.from_collections(name("relabel"), g2, dependencies=[offsets]),
                       name("relabel"), chunks=x.chunks, dtype=dtype,

@@ -25,12 +25,20 @@ struct voxa__gpu_fft {
 static voxa__gpu_fft caches[VOXA_NBACKENDS][FFT_CACHE];
 static int next_slots[VOXA_NBACKENDS];
 
-voxa_status voxa__gpu_fft_plan(voxa__gpu *g, int ndim, const int64_t *L, voxa__gpu_fft **out) {
-    VOXA_FAIL_IF(ndim < 1 || ndim > 3 || !L || !out, VOXA_EINVAL,
+voxa_status voxa__gpu_fft_plan(voxa__gpu *g, int ndim, const int64_t *box, voxa__gpu_fft **out) {
+    VOXA_FAIL_IF(ndim < 1 || ndim > 3 || !box || !out, VOXA_EINVAL,
                  "gpu fft: bad arguments (ndim %d)", ndim);
     for (int d = 0; d < ndim; d++)
-        VOXA_FAIL_IF(L[d] < 1 || L[d] > INT32_MAX, VOXA_EINVAL,
-                     "gpu fft: extent %lld on axis %d", (long long)L[d], d);
+        VOXA_FAIL_IF(box[d] < 1 || box[d] > INT32_MAX, VOXA_EINVAL,
+                     "gpu fft: extent %lld on axis %d", (long long)box[d], d);
+    /* Axes of one voxel before the last are left out: the transform along
+     * them is the identity and neither layout changes (the last axis, halved
+     * in the complex layout, stays). VkFFT plans no axis of length 1. */
+    int64_t L[3];
+    int kept = 0;
+    for (int d = 0; d < ndim; d++)
+        if (box[d] > 1 || d == ndim - 1) L[kept++] = box[d];
+    ndim = kept;
     VOXA_FAIL_IF(g->kind != VOXA_BACKEND_OPENCL && g->kind != VOXA_BACKEND_CUDA, VOXA_EINVAL,
                  "gpu fft: backend %s has no device FFT", voxa_backend_name(g->kind));
     voxa__gpu_fft *cache = caches[g->kind];

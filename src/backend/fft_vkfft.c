@@ -234,7 +234,8 @@ voxa_status voxa__vkfft_plan(voxa__gpu *g, int ndim, const int64_t *L, void **im
         deleteVkFFT(&p->app);
         free(p);
         return voxa__error(r == VKFFT_ERROR_UNSUPPORTED_FFT_LENGTH_R2C ||
-                                   r == VKFFT_ERROR_UNSUPPORTED_FFT_LENGTH
+                                   r == VKFFT_ERROR_UNSUPPORTED_FFT_LENGTH ||
+                                   r == VKFFT_ERROR_UNSUPPORTED_RADIX
                                ? VOXA_EUNSUPPORTED
                                : VOXA_EINTERNAL,
                            "opencl fft: VkFFT cannot plan a real transform of shape "

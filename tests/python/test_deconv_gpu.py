@@ -162,3 +162,28 @@ def test_psf_longer_than_the_image_runs_on_the_cpu(backend):
     np.testing.assert_array_equal(got, want)
     with pytest.raises(ValueError, match="larger than the image"):
         voxa.richardson_lucy(img, psf, num_iter=2, boundary="periodic", backend=backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("mode", ["free", "periodic", "zero"])
+def test_axes_of_one_voxel(backend, mode):
+    """A (1, h, w) stack and a (z, 1, w) slab run on the device (their unit
+    axes left out of the FFT plan) and equal the CPU; a last axis of one
+    voxel has no real-to-complex plan there: a clear error, and 'auto' runs
+    the CPU."""
+    rng = np.random.default_rng(8)
+    for shape, ps in [((1, 13, 7), (1, 2, 5)), ((1, 12, 9), (1, 5, 3)), ((4, 1, 9), (3, 1, 3)),
+                      ((1, 1, 6), (1, 1, 3))]:
+        img = (rng.random(shape) * 10 + 1).astype(np.float32)
+        psf = voxa.gaussian_psf(ps, 1.0).astype(np.float32)
+        want = voxa.richardson_lucy(img, psf, num_iter=3, boundary=mode, backend="cpu")
+        got = voxa.richardson_lucy(img, psf, num_iter=3, boundary=mode, backend=backend)
+        assert np.max(np.abs(got - want)) <= 1e-4 * np.max(np.abs(want)), shape
+    img = (rng.random((9, 7, 1)) + 0.5).astype(np.float32)
+    psf = voxa.gaussian_psf((3, 3, 1), 1.0).astype(np.float32)
+    want = voxa.richardson_lucy(img, psf, num_iter=2, boundary=mode, backend="cpu")
+    if backend == "opencl":
+        with pytest.raises(TypeError, match=r"cannot plan a real transform of shape \(\d+, \d+, 1\)"):
+            voxa.richardson_lucy(img, psf, num_iter=2, boundary=mode, backend=backend)
+    got = voxa.richardson_lucy(img, psf, num_iter=2, boundary=mode, backend="auto")
+    np.testing.assert_array_equal(got, want)

@@ -41,3 +41,36 @@ def test_morphology_result_writes_to_zarr_chunk_for_chunk(tmp_path):
     back = da.from_zarr(str(tmp_path / "closed.zarr"))
     assert back.chunks == x.chunks
     np.testing.assert_array_equal(back.compute(), ndi.binary_closing(m, iterations=3))
+
+
+# ---- morphology: dask-image's scalar masks ----------------------------------------------
+
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("iterations", [1, 2, 0])
+def test_scalar_bool_mask(op, iterations):
+    m = _blobs((10, 9), 5)
+    x = da.from_array(m, chunks=(4, 5))
+    # True: every voxel may change, as without a mask
+    free = getattr(vd, op)(x, iterations=iterations, mask=True)
+    np.testing.assert_array_equal(free.compute(), getattr(ndi, op)(m, iterations=iterations))
+    # False: no voxel may change, as an all-false mask
+    for no in (False, np.bool_(False)):
+        fixed = getattr(vd, op)(x, iterations=iterations, mask=no)
+        assert fixed.chunks == x.chunks
+        np.testing.assert_array_equal(fixed.compute(), m)
+
+
+def test_scalar_bool_mask_as_dask_image():
+    ndmorph = pytest.importorskip("dask_image.ndmorph")
+    m = _blobs((8, 11), 6)
+    x = da.from_array(m, chunks=(3, 4))
+    for op in OPS:
+        for flag in (True, False):
+            np.testing.assert_array_equal(getattr(vd, op)(x, mask=flag).compute(),
+                                          getattr(ndmorph, op)(x, mask=flag).compute())
+
+
+def test_scalar_mask_that_is_not_bool_is_refused():
+    x = da.from_array(_blobs((6, 6), 7), chunks=3)
+    with pytest.raises(RuntimeError, match="mask"):  # scipy's error for a mask of another shape
+        vd.binary_dilation(x, mask=1)

@@ -8,6 +8,7 @@ from scipy import ndimage as ndi
 
 da = pytest.importorskip("dask.array")
 
+import voxa  # noqa: E402
 import voxa.dask as vd  # noqa: E402
 
 OPS = ["binary_dilation", "binary_erosion", "binary_opening", "binary_closing"]
@@ -74,3 +75,11 @@ def test_scalar_mask_that_is_not_bool_is_refused():
     x = da.from_array(_blobs((6, 6), 7), chunks=3)
     with pytest.raises(RuntimeError, match="mask"):  # scipy's error for a mask of another shape
         vd.binary_dilation(x, mask=1)
+
+
+def test_edt_with_max_distance_keeps_the_input_chunks():
+    m = _blobs((12, 13), 8, p=0.8)
+    x = da.from_array(m, chunks=3)  # thinner than the halo of max_distance=4
+    got = vd.distance_transform_edt(x, max_distance=4)
+    assert got.chunks == x.chunks
+    np.testing.assert_allclose(got.compute(), np.minimum(ndi.distance_transform_edt(m), 4))

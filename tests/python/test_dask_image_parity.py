@@ -83,3 +83,21 @@ def test_edt_with_max_distance_keeps_the_input_chunks():
     got = vd.distance_transform_edt(x, max_distance=4)
     assert got.chunks == x.chunks
     np.testing.assert_allclose(got.compute(), np.minimum(ndi.distance_transform_edt(m), 4))
+
+
+# ---- label: the structure's errors -----------------------------------------------------
+
+@pytest.mark.parametrize("structure, error", [
+    (np.ones((3, 3, 3)), RuntimeError),                      # another rank
+    (np.ones((5, 5)), ValueError),                           # not 3 per axis
+    ([[1, 1, 0], [0, 1, 0], [0, 0, 0]], AssertionError),     # not centrosymmetric
+])
+def test_label_structure_errors_as_scipy(structure, error):
+    """The exception types scipy raises (and dask-image, which calls it), so a
+    caller's ``except`` catches them from voxa.dask too."""
+    m = _blobs((6, 6), 11)
+    with pytest.raises(error):
+        ndi.label(m, structure)
+    for wrap in (None, (0,)):
+        with pytest.raises(error, match="structure"):
+            vd.label(da.from_array(m, chunks=3), structure, wrap_axes=wrap)

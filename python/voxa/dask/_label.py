@@ -53,11 +53,17 @@ def _structure(structure, connectivity, ndim):
     from scipy.ndimage import generate_binary_structure
     if structure is None:
         return np.ascontiguousarray(generate_binary_structure(ndim, int(connectivity)), np.uint8)
+    # scipy's exception types, as voxa.label raises them (each also a ValueError)
     s = np.asarray(structure)
+    if s.ndim != ndim:
+        raise _nds.RankError(f"label: structure has {s.ndim} dimensions, input has {ndim} "
+                             "(structure and input must have equal rank)")
     if s.shape != (3,) * ndim:
-        raise ValueError(f"label: structure has shape {s.shape}, expected {(3,) * ndim}")
+        raise ValueError(f"label: structure has shape {s.shape}, expected {(3,) * ndim} "
+                         "(structure dimensions must be equal to 3)")
     if not np.array_equal(s != 0, (s != 0)[(slice(None, None, -1),) * ndim]):
-        raise ValueError("label: structure must be centrosymmetric")
+        raise _nds.SymmetryError("label: structure is not centrosymmetric, as "
+                                 "scipy.ndimage.label requires")
     return np.ascontiguousarray(s != 0, np.uint8)
 
 
@@ -317,6 +323,7 @@ def label(input, structure=None, output=None, *, connectivity=1, wrap_axes=None,
         raise TypeError(f"label: unsupported output dtype {dtype} (expected an integer "
                         "dtype, float32, float64 or bool)")
     wrap = _wrap.check_axes(wrap_axes, x.ndim)
+    _structure(structure, connectivity, max(x.ndim, 1))  # a bad one fails here, wrapped too
     if wrap and 0 not in x.shape:
         return _wrapped(x, structure, connectivity, backend, wrap, dtype)
     scalar = x.ndim == 0

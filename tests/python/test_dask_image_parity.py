@@ -85,7 +85,49 @@ def test_edt_with_max_distance_keeps_the_input_chunks():
     np.testing.assert_allclose(got.compute(), np.minimum(ndi.distance_transform_edt(m), 4))
 
 
-# ---- label: the structure's errors -----------------------------------------------------
+# ---- label: the count's dtype, the structure's errors -----------------------------------
+
+@pytest.mark.parametrize("wrap_axes", [None, (0,), (0, 1)])
+@pytest.mark.parametrize("output, count_dtype", [(None, np.int32), (np.int64, np.int64),
+                                                 (np.uint16, np.uint16),
+                                                 (np.float32, np.int64), (bool, np.int64)])
+def test_label_count_has_the_labels_integer_dtype(wrap_axes, output, count_dtype):
+    """dask-image's n is the largest label: a 0-d array of the labels' dtype
+    (int32 by default), computing to a NumPy value of that dtype."""
+    m = _blobs((14, 15), 9)
+    lab, n = vd.label(da.from_array(m, chunks=(5, 6)), output=output, wrap_axes=wrap_axes)
+    assert n.shape == () and n.dtype == count_dtype
+    got = n.compute()
+    assert isinstance(got, np.generic) and got.dtype == count_dtype
+    want = voxa.label(m, wrap_axes=wrap_axes)[1]  # scipy's count without wrap_axes
+    assert int(got) == want and (wrap_axes or want == ndi.label(m)[1])
+
+
+def test_label_count_as_dask_image():
+    ndmeasure = pytest.importorskip("dask_image.ndmeasure")
+    m = _blobs((10, 12, 9), 10, p=0.3)
+    x = da.from_array(m, chunks=(4, 5, 3))
+    for wrap in (None, (1,)):
+        lab, n = vd.label(x, wrap_axes=wrap)
+        dlab, dn = ndmeasure.label(x, wrap_axes=wrap)
+        assert (lab.dtype, n.dtype, lab.chunks) == (dlab.dtype, dn.dtype, dlab.chunks)
+        assert int(n.compute()) == int(dn.compute())
+
+
+def test_label_count_of_an_empty_volume():
+    lab, n = vd.label(da.zeros((0, 4), bool, chunks=2))
+    assert lab.dtype == n.dtype == np.int32 and n.compute() == 0
+    assert isinstance(n.compute(), np.generic)
+
+
+def test_label_count_that_does_not_fit_the_dtype_fails_as_the_labels_do():
+    m = np.zeros((1, 600), bool)
+    m[0, ::2] = True  # 300 components: more than uint8 holds
+    lab, n = vd.label(da.from_array(m, chunks=(1, 100)), output=np.uint8)
+    for part in (n, lab):
+        with pytest.raises(RuntimeError, match="does not fit"):
+            part.compute()
+
 
 @pytest.mark.parametrize("structure, error", [
     (np.ones((3, 3, 3)), RuntimeError),                      # another rank

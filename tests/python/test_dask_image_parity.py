@@ -143,3 +143,15 @@ def test_label_structure_errors_as_scipy(structure, error):
     for wrap in (None, (0,)):
         with pytest.raises(error, match="structure"):
             vd.label(da.from_array(m, chunks=3), structure, wrap_axes=wrap)
+
+
+# ---- the module's public names ----------------------------------------------------------
+
+def test_public_names_are_the_api_only():
+    """dir() (tab completion, help) lists voxa.dask's functions, not the
+    modules and helpers its code imports; those stay reachable for voxa's
+    own code."""
+    public = {n for n in dir(vd) if not n.startswith("_")}
+    assert public == set(vd.__all__)
+    assert all(callable(getattr(vd, n)) for n in vd.__all__)
+    assert vd.np is np and callable(vd.overlap)  # implementation names still resolve

@@ -58,6 +58,13 @@ __all__ = ["label", "binary_dilation", "binary_erosion", "binary_opening", "bina
            "extract_patches", "threshold_otsu", "threshold", "regionprops_table"]
 
 
+def __dir__():
+    """The public functions (and the module's dunders): the modules and
+    helpers imported above stay attributes (voxa's own code uses them) but
+    are not names a user is offered."""
+    return sorted(__all__ + [n for n in globals() if n.startswith("__")])
+
+
 def _starts(chunks):
     """Start index of every chunk, per axis."""
     return [np.concatenate([[0], np.cumsum(c)[:-1]]).astype(np.int64) for c in chunks]

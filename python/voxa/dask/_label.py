@@ -57,11 +57,17 @@ def _structure(structure, connectivity, ndim):
     from scipy.ndimage import generate_binary_structure
     if structure is None:
         return np.ascontiguousarray(generate_binary_structure(ndim, int(connectivity)), np.uint8)
+    # scipy's exception types, as voxa.label raises them (each also a ValueError)
     s = np.asarray(structure)
+    if s.ndim != ndim:
+        raise _nds.RankError(f"label: structure has {s.ndim} dimensions, input has {ndim} "
+                             "(structure and input must have equal rank)")
     if s.shape != (3,) * ndim:
-        raise ValueError(f"label: structure has shape {s.shape}, expected {(3,) * ndim}")
+        raise ValueError(f"label: structure has shape {s.shape}, expected {(3,) * ndim} "
+                         "(structure dimensions must be equal to 3)")
     if not np.array_equal(s != 0, (s != 0)[(slice(None, None, -1),) * ndim]):
-        raise ValueError("label: structure must be centrosymmetric")
+        raise _nds.SymmetryError("label: structure is not centrosymmetric, as "
+                                 "scipy.ndimage.label requires")
     return np.ascontiguousarray(s != 0, np.uint8)
 
 
@@ -333,6 +339,7 @@ def label(input, structure=None, output=None, *, connectivity=1, wrap_axes=None,
         raise TypeError(f"label: unsupported output dtype {dtype} (expected an integer "
                         "dtype, float32, float64 or bool)")
     wrap = _wrap.check_axes(wrap_axes, x.ndim)
+    _structure(structure, connectivity, max(x.ndim, 1))  # a bad one fails here, wrapped too
     if wrap and 0 not in x.shape:
         return _wrapped(x, structure, connectivity, backend, wrap, dtype)
     scalar = x.ndim == 0
@@ -342,7 +349,7 @@ def label(input, structure=None, output=None, *, connectivity=1, wrap_axes=None,
     st = _structure(structure, connectivity, nd)
     if 0 in x.shape:
         lab = da.zeros(x.shape, dtype=dtype, chunks=x.chunks)
-        return lab, da.from_array(np.array(0, np.int64))
+        return lab, _count_of(0, dtype)
     if backend is not None:
         _backend.check(backend)  # a bad name fails here, not in a task
     tok = tokenize(x, st, dtype)
@@ -434,7 +441,10 @@ def label(input, structure=None, output=None, *, connectivity=1, wrap_axes=None,
                       meta=np.empty((0,) * nd, dtype))
     if scalar:
         labels = labels.reshape(())
-    return labels, h.sum()
+    n = h.sum()
+    if _count_dtype(dtype) != n.dtype:
+        n = n.map_blocks(_cast_checked, _count_dtype(dtype), dtype=_count_dtype(dtype))
+    return labels, n
 
 
 def _wrapped(x, structure, connectivity, backend, wrap, dtype):
@@ -455,7 +465,7 @@ def _wrapped(x, structure, connectivity, backend, wrap, dtype):
     out = lab.map_blocks(_wrap.relabel, tab[0], dtype=np.int64, meta=meta)
     if dtype != np.int64:
         out = out.map_blocks(_cast_checked, dtype, dtype=dtype, meta=meta.astype(dtype))
-    return out, da.from_delayed(tab[1], shape=(), dtype=np.int64)
+    return out, _count_of(tab[1], dtype)
 
 
 def _pairs_from_chunks(shape, st, wrap, layers):
@@ -463,13 +473,29 @@ def _pairs_from_chunks(shape, st, wrap, layers):
     return _wrap.pairs_at_ends(shape, st, wrap, *[np.block(c) for c in layers])
 
 
+def _count_dtype(dtype):
+    """The count's dtype: the labels' where they are integers (dask-image's n
+    is their largest label, int32 by default), else int64."""
+    return dtype if dtype.kind in "iu" else np.dtype(np.int64)
+
+
+def _count_of(n, dtype):
+    """A 0-d dask array of the count n (a number or a Delayed of one) for
+    labels of `dtype`."""
+    cd = _count_dtype(dtype)
+    return da.from_delayed(dask.delayed(_cast_checked)(n, cd), shape=(), dtype=cd)
+
+
 def _cast_checked(block, dtype):
-    """The joined labels in the output dtype: refused where they do not fit
-    an integer dtype, as voxa.label refuses them."""
+    """The joined labels (or the count, a NumPy value then) in the output
+    dtype: refused where they do not fit an integer dtype, as voxa.label
+    refuses them."""
+    block = np.asarray(block)
     if dtype.kind in "iu" and block.size and block.max() > np.iinfo(dtype).max:
         raise _nds.BitDepthError(f"label: label {int(block.max())} does not fit the output "
                                  f"dtype {dtype} (max {np.iinfo(dtype).max}); use a wider "
                                  "dtype such as int32 or int64 (insufficient bit-depth in "
                                  "requested output type)")
-    return block.astype(dtype)
+    out = block.astype(dtype)
+    return out[()] if out.ndim == 0 else out  # the count: a NumPy scalar, as dask gives
 

@@ -16,6 +16,8 @@ in-memory functions, lazily.
   volume are not holes (labels of the complement, by blocks). A structure
   whose steps are not symmetric or reach beyond one voxel has no such
   labelling; it runs on one chunk (one worker holds the volume).
+- `mask` may also be a bool scalar (dask-image's form): True is no mask,
+  False an all-false one.
 - `output` may not be an array (a lazy result has no place to write); like
   scipy, anything else leaves the result bool. `brute_force` changes nothing
   in scipy's result and is accepted.
@@ -157,6 +159,14 @@ def _until_stable(op, x, m, fp, bv, backend):
     return x
 
 
+def _scalar_mask(mask, x):
+    """dask-image's scalar masks: True lets every voxel change (no mask),
+    False none (an all-false mask, lazy). Anything else is left as given."""
+    if isinstance(mask, (bool, np.bool_)):
+        return None if mask else da.zeros(x.shape, dtype=bool, chunks=x.chunks)
+    return mask
+
+
 def _as_mask(mask, x):
     if mask is None:
         return None
@@ -173,6 +183,7 @@ def morph(op, input, structure, iterations, mask, output, border_value, origin, 
     lazy_output(output)
     x = da.asarray(input)
     structure = _small(structure)
+    mask = _scalar_mask(mask, x)
     if x.ndim == 0 or 0 in x.shape:  # nothing to split: the in-memory rules apply
         return da.from_array(_NP[op](np.asarray(x), structure, iterations, mask=mask,
                                      border_value=border_value, origin=origin, axes=axes,

@@ -131,19 +131,21 @@ def richardson_lucy(image, psf, num_iter=20, boundary="free", clip=False,
     if planning not in ("auto", "estimate", "measure"):
         raise ValueError(f"planning: {planning!r} (expected 'auto', 'estimate' or 'measure')")
     x = da.asarray(image)
+    chunks = x.chunks  # the result's, as the other local ops keep them
     psf = np.asarray(psf)
     if psf.ndim == x.ndim:  # every chunk at least the PSF's size (RL needs it)
         x = x.rechunk(tuple(at_least(c, m) for c, m in zip(x.chunks, psf.shape)))
     lo, hi = _voxa.op_halo("deconvolve", x.ndim, psf=psf, iterations=int(num_iter),
                            boundary=boundary, halo=halo)
     depth = [max(a, b) for a, b in zip(lo, hi)]
-    return _overlap(x, routed(_rl_np, backend), depth, np.dtype(dtype), psf=psf,
-                    num_iter=num_iter, boundary=boundary, clip=clip,
-                    filter_epsilon=filter_epsilon, accelerate=accelerate, dtype=dtype,
-                    planning=planning,
-                    name="voxa-deconvolve-" + tokenize(x, psf, num_iter, boundary, clip,
-                                                       filter_epsilon, accelerate, dtype, halo,
-                                                       planning))
+    out = _overlap(x, routed(_rl_np, backend), depth, np.dtype(dtype), psf=psf,
+                   num_iter=num_iter, boundary=boundary, clip=clip,
+                   filter_epsilon=filter_epsilon, accelerate=accelerate, dtype=dtype,
+                   planning=planning,
+                   name="voxa-deconvolve-" + tokenize(x, psf, num_iter, boundary, clip,
+                                                      filter_epsilon, accelerate, dtype, halo,
+                                                      planning))
+    return out if out.chunks == chunks else out.rechunk(chunks)
 
 
 # ---- balls -----------------------------------------------------------------------------

@@ -65,6 +65,28 @@ VOXA_API voxa_status voxa_edt_cdt(const voxa_array *in, voxa_array *out,
 VOXA_API voxa_status voxa_edt_chamfer(const voxa_array *in, voxa_array *out,
                                       const uint8_t *metric, voxa_array *indices);
 
+/** The Euclidean transform in two passes, each over part of the volume (the
+ *  chunk executor and voxa.dask run it so; together they equal voxa_edt on
+ *  the whole volume bit for bit).
+ *  Pass 1, voxa_edt_slices: for a block of whole slices `in` (axis 0 cut
+ *  anywhere, every other axis whole; any dtype, any strides, ndim >= 2), the
+ *  squared distance of every voxel to the background of its own slice
+ *  (spacing[1..]), +inf where the slice has none, into `g` (C-contiguous
+ *  float64, in's shape). *has_bg becomes 1 if `in` holds background. */
+VOXA_API voxa_status voxa_edt_slices(const voxa_array *in, const double *spacing, voxa_array *g,
+                                     int *has_bg);
+
+/** Pass 2, voxa_edt_columns: for a block `g` of pass 1's values holding axis
+ *  0 whole (other axes cut anywhere; C-contiguous float64), the transform
+ *  along axis 0 of every column into `out` (C-contiguous, g's shape; dtypes
+ *  and p as voxa_edt). `origin`: the block's position in the volume
+ *  (origin[0] = 0); `has_bg`: whether the volume has any background (else
+ *  scipy's distances from index (-1, 0, ..., 0), as voxa_edt). The uint32
+ *  overflow check of voxa_edt needs the volume's shape: the caller's. Extra
+ *  memory 40 (n + 1) bytes per thread, n = g->shape[0]. */
+VOXA_API voxa_status voxa_edt_columns(const voxa_array *g, const int64_t *origin, int has_bg,
+                                      const voxa_edt_params *p, voxa_array *out);
+
 #ifdef __cplusplus
 }
 #endif

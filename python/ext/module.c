@@ -38,6 +38,9 @@
     X(label_resolve, "label_resolve(first, pairs, final) -> n: scipy numbering of block ids")   \
     X(dask_firsts, "dask_firsts(labels, n, origin, whole, first): voxa.dask chunk helper")    \
     X(dask_relabel, "dask_relabel(labels, table, out): out = table[labels] (voxa.dask)")       \
+    X(edt_slices, "edt_slices(block, spacing, g) -> has_bg: EDT pass 1 by slices (voxa.dask)")  \
+    X(edt_columns, "edt_columns(g, origin, has_bg, spacing, squared, out): EDT pass 2 along "    \
+                   "axis 0 (voxa.dask)")                                                         \
     X(measure, "measure(labels, intensity=None, spacing=None, moments=False, std=False) -> "   \
                "(n, label, "                                                                    \
                "num_pixels, area, centroid, bbox, mean, min, max, sum, centroid_weighted, "     \

@@ -10,16 +10,19 @@
  *     chessboard  D(z, .)  = min_q max(g(q, .), |z - q|)
  * so two passes give the whole transform:
  *   pass A  slabs of whole slices (block[0] slices, every other axis whole):
- *           read the input slab, transform each slice (Euclidean: the
- *           squared-distance core src/core/sqdt.c on the slice, float64
- *           squared distances, the same passes in the same order as the
- *           whole-volume run; city block and chessboard: the op itself on
- *           the slice, int32), write g to a scratch .npy store;
+ *           read the input slab, transform each slice (Euclidean:
+ *           voxa_edt_slices, float64 squared distances, the same passes in
+ *           the same order as the whole-volume run; city block and
+ *           chessboard: the op itself on the slice, int32), write g to a
+ *           scratch .npy store;
  *   pass B  pencils spanning axis 0 whole (Z x block[1] x ... ): read g,
  *           run the 1-D pass along axis 0 on every column (Euclidean:
- *           sqdt.c's own lower envelope, so the same parabola wins; city block: two scans; chessboard: the
- *           nearest q with max(g(q), |z - q|) minimal, searched outwards
- *           from z and stopped at the best value found), write the output.
+ *           voxa_edt_columns, the core's own lower envelope, so the same
+ *           parabola wins; city block: two scans; chessboard: the nearest q
+ *           with max(g(q), |z - q|) minimal, searched outwards from z and
+ *           stopped at the best value found), write the output.
+ * The Euclidean passes live in src/ops/distance/edt_passes.c, which
+ * voxa.dask runs too.
  * The scratch store is removed on success and on failure (it is a created
  * store that is never committed).
  *
@@ -35,7 +38,6 @@
  * gets what scipy gives (distances from index (-1, 0, ..., 0); -1 for the
  * city block and chessboard metrics). */
 #include "stream_ops.h"
-#include "sqdt.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -144,34 +146,17 @@ static voxa_status slab_pass(const voxa_args *a, const edt_job *j, const voxa_st
         shape[0] = lo[0] + t <= p->shape[0] ? t : p->shape[0] - lo[0];
         voxa_array iv = voxa__shaped(&ibuf, nd, shape), gv = voxa__shaped(&gbuf, nd, shape);
         st = voxa_store_read(in, lo, &iv);
-        const uint8_t *src = NULL;
-        uint8_t *owned = NULL;
-        if (st == VOXA_OK && j->metric == EUCLIDEAN) st = voxa__binary_view(&iv, &src, &owned);
-        for (int64_t z = 0; st == VOXA_OK && z < shape[0]; z++) {
-            if (j->metric == EUCLIDEAN) {
-                const uint8_t *s = src + z * slice;
-                for (int64_t i = 0; i < slice && !*has_bg; i++) *has_bg = s[i] == 0;
-                voxa__sqdt q;
-                memset(&q, 0, sizeof q);
-                q.ndim = nd - 1;
-                memcpy(q.shape, shape + 1, sizeof(int64_t) * (size_t)(nd - 1));
-                q.src = s;
-                q.target = 0;
-                q.spacing = j->has_sp ? j->sp + 1 : NULL;
-                q.mode = VOXA__SQDT_F64_SQ;
-                q.out = (double *)gv.data + z * slice;
-                st = voxa__sqdt_run(&q);
-            } else {
-                /* the op itself on the slice: int32, -1 where it has no background */
-                voxa_array si, so;
-                voxa_array_view(&si, (char *)iv.data + z * slice * (int64_t)voxa_dtype_size(in->t),
-                                in->t, nd - 1, shape + 1);
-                voxa_array_view(&so, (int32_t *)gv.data + z * slice, VOXA_I32, nd - 1, shape + 1);
-                st = voxa_op_run(a, &si, &so, NULL, NULL);
-                if (st == VOXA_OK && !*has_bg) *has_bg = ((int32_t *)so.data)[0] != -1;
-            }
+        if (st == VOXA_OK && j->metric == EUCLIDEAN)
+            st = voxa_edt_slices(&iv, j->has_sp ? j->sp : NULL, &gv, has_bg);
+        for (int64_t z = 0; st == VOXA_OK && j->metric != EUCLIDEAN && z < shape[0]; z++) {
+            /* the op itself on the slice: int32, -1 where it has no background */
+            voxa_array si, so;
+            voxa_array_view(&si, (char *)iv.data + z * slice * (int64_t)voxa_dtype_size(in->t),
+                            in->t, nd - 1, shape + 1);
+            voxa_array_view(&so, (int32_t *)gv.data + z * slice, VOXA_I32, nd - 1, shape + 1);
+            st = voxa_op_run(a, &si, &so, NULL, NULL);
+            if (st == VOXA_OK && !*has_bg) *has_bg = ((int32_t *)so.data)[0] != -1;
         }
-        voxa__free(owned);
         if (st == VOXA_OK) st = voxa_store_write(g, lo, &gv);
         if (st == VOXA_OK) st = voxa__progress(progress, k + 1, steps);
     }
@@ -182,64 +167,23 @@ static voxa_status slab_pass(const voxa_args *a, const edt_job *j, const voxa_st
 
 /* ---- pass B: columns along axis 0 ------------------------------------------------ */
 
+/* Euclidean columns: voxa_edt_columns (src/ops/distance/edt_passes.c). City
+ * block and chessboard columns, on the int32 slice transforms: */
 typedef struct col_ctx {
     const edt_job *j;
-    int has_bg;
     int64_t n, ncols;        /* column length (axis 0), columns in the pencil */
-    const void *g;           /* (n, ncols) scratch values */
-    void *out;               /* (n, ncols) output, j->out_t */
-    int64_t lo[VOXA_MAXDIM], shape[VOXA_MAXDIM]; /* the pencil in the volume */
+    const int32_t *g;        /* (n, ncols) slice transforms */
+    int32_t *out;            /* (n, ncols) output */
     char *scratch;
     size_t per;
 } col_ctx;
-
-/* Output value of a squared distance, as voxa_edt writes it. */
-static void put_d2(void *out, voxa_dtype t, int64_t i, double d2, int squared) {
-    double v = squared ? d2 : sqrt(d2);
-    if (t == VOXA_F64) ((double *)out)[i] = v;
-    else if (t == VOXA_F32) ((float *)out)[i] = (float)v;
-    else ((uint32_t *)out)[i] = d2 >= 4294967295.0 ? UINT32_MAX : (uint32_t)d2;
-}
-
-/* scipy's distances for an input without background: from (-1, 0, ..., 0). */
-static double nobg_d2(const edt_job *j, const int64_t *idx) {
-    double d2 = 0;
-    for (int d = 0; d < j->nd; d++) {
-        double e = (double)(d == 0 ? idx[d] + 1 : idx[d]) * (j->has_sp ? j->sp[d] : 1.0);
-        d2 += e * e;
-    }
-    return d2;
-}
 
 static voxa_status columns(int64_t lo, int64_t hi, int tid, void *vc) {
     const col_ctx *c = vc;
     const edt_job *j = c->j;
     int64_t n = c->n, m = c->ncols;
-    double *g = (double *)(c->scratch + (size_t)tid * c->per);
-    double *f = g + n, *gv = f + n, *z = gv + n + 1;
-    int64_t *v = (int64_t *)(z + n + 1);
-    int32_t *ig = (int32_t *)g;
-    double s2 = j->sp[0] * j->sp[0];
+    int32_t *ig = (int32_t *)(c->scratch + (size_t)tid * c->per);
     for (int64_t col = lo; col < hi; col++) {
-        if (j->metric == EUCLIDEAN && !c->has_bg) {
-            int64_t idx[VOXA_MAXDIM], r = col;
-            for (int d = j->nd - 1; d >= 1; d--) {
-                idx[d] = c->lo[d] + r % c->shape[d];
-                r /= c->shape[d];
-            }
-            for (int64_t x = 0; x < n; x++) {
-                idx[0] = x;
-                put_d2(c->out, j->out_t, x * m + col, nobg_d2(j, idx), j->squared);
-            }
-            continue;
-        }
-        if (j->metric == EUCLIDEAN) {
-            const double *src = c->g;
-            for (int64_t q = 0; q < n; q++) g[q] = src[q * m + col];
-            voxa__sqdt_envelope(g, n, s2, 0, INFINITY, f, v, gv, z);
-            for (int64_t x = 0; x < n; x++) put_d2(c->out, j->out_t, x * m + col, f[x], j->squared);
-            continue;
-        }
         const int32_t *src = c->g;
         int32_t *dst = c->out;
         for (int64_t q = 0; q < n; q++) ig[q] = src[q * m + col] < 0 ? INT32_MAX : src[q * m + col];
@@ -279,33 +223,31 @@ static voxa_status pencil_pass(const edt_job *j, const voxa_stream_plan *p, voxa
     voxa_status st = voxa_array_new(&gbuf, j->gt, nd, pshape);
     if (st == VOXA_OK) st = voxa_array_new(&obuf, j->out_t, nd, pshape);
     int nt = 1;
-    size_t per = (size_t)(p->shape[0] + 1) * 40;
-    char *scratch = st == VOXA_OK ? voxa__thread_scratch(1, per, &nt) : NULL;
-    if (st == VOXA_OK && !scratch) st = voxa__error(VOXA_ENOMEM, "edt: out of memory for columns");
+    size_t per = (size_t)(p->shape[0] + 1) * sizeof(int32_t);
+    char *scratch = NULL;
+    if (st == VOXA_OK && j->metric != EUCLIDEAN) {
+        scratch = voxa__thread_scratch(1, per, &nt);
+        if (!scratch) st = voxa__error(VOXA_ENOMEM, "edt: out of memory for columns");
+    }
     for (int64_t k = 0; st == VOXA_OK && k < npencils; k++) {
-        col_ctx c;
-        memset(&c, 0, sizeof c);
-        c.j = j;
-        c.has_bg = has_bg;
-        c.n = p->shape[0];
-        c.shape[0] = p->shape[0];
-        c.ncols = 1;
-        int64_t r = k;
+        int64_t lo[VOXA_MAXDIM] = {0}, shape[VOXA_MAXDIM], ncols = 1, r = k;
+        shape[0] = p->shape[0];
         for (int d = nd - 1; d >= 1; d--) {
-            c.lo[d] = (r % grid[d]) * pshape[d];
+            lo[d] = (r % grid[d]) * pshape[d];
             r /= grid[d];
-            c.shape[d] = c.lo[d] + pshape[d] <= p->shape[d] ? pshape[d] : p->shape[d] - c.lo[d];
-            c.ncols *= c.shape[d];
+            shape[d] = lo[d] + pshape[d] <= p->shape[d] ? pshape[d] : p->shape[d] - lo[d];
+            ncols *= shape[d];
         }
-        voxa_array gv = voxa__shaped(&gbuf, nd, c.shape), ov = voxa__shaped(&obuf, nd, c.shape);
-        if (has_bg || j->metric != EUCLIDEAN) st = voxa_store_read(g, c.lo, &gv);
-        c.g = gv.data;
-        c.out = ov.data;
-        c.scratch = scratch;
-        c.per = per;
-        if (st == VOXA_OK)
-            st = voxa__parallel_for_nt(c.ncols, voxa__grain(c.n), nt, columns, &c);
-        if (st == VOXA_OK) st = voxa_store_write(out, c.lo, &ov);
+        voxa_array gv = voxa__shaped(&gbuf, nd, shape), ov = voxa__shaped(&obuf, nd, shape);
+        if (has_bg || j->metric != EUCLIDEAN) st = voxa_store_read(g, lo, &gv);
+        if (st == VOXA_OK && j->metric == EUCLIDEAN) {
+            voxa_edt_params ep = {.spacing = j->has_sp ? j->sp : NULL, .squared = j->squared};
+            st = voxa_edt_columns(&gv, lo, has_bg, &ep, &ov);
+        } else if (st == VOXA_OK) {
+            col_ctx c = {j, shape[0], ncols, gv.data, ov.data, scratch, per};
+            st = voxa__parallel_for_nt(ncols, voxa__grain(shape[0]), nt, columns, &c);
+        }
+        if (st == VOXA_OK) st = voxa_store_write(out, lo, &ov);
         if (st == VOXA_OK) st = voxa__progress(progress, done + k + 1, steps);
     }
     voxa__free(scratch);

@@ -36,6 +36,7 @@ def cases(mask):
         "dilation": lambda b: vd.binary_dilation(x, diamond=1, backend=b),
         "fill_holes": lambda b: vd.binary_fill_holes(x, backend=b),
         "edt": lambda b: vd.distance_transform_edt(x, backend=b),
+        "edt_whole": lambda b: vd.distance_transform_edt(x.rechunk(-1), backend=b),
         "edt_clamped": lambda b: vd.distance_transform_edt(x, max_distance=3.0, backend=b),
         "balls": lambda b: vd.balls((19, 23, 21), pts, 4.0, chunks=(7, 9, 11), backend=b),
         "rl": lambda b: vd.richardson_lucy(img, psf, num_iter=3, boundary="periodic",
@@ -44,7 +45,7 @@ def cases(mask):
     }
 
 
-@pytest.mark.parametrize("op", ["label", "opening", "dilation", "fill_holes", "edt",
+@pytest.mark.parametrize("op", ["label", "opening", "dilation", "fill_holes", "edt_whole",
                                 "edt_clamped", "balls", "rl", "patches"])
 def test_backend_reaches_every_chunk_call(mask, op, monkeypatch):
     """The name given is what each C call receives (threads scheduler: same
@@ -111,3 +112,24 @@ def test_unavailable_backend_fails_as_in_memory(mask):
     with pytest.raises(want[0]) as got:
         vd.binary_opening(x, ball=1, backend="cuda").compute(scheduler="threads")
     assert str(got.value) == want[1] and "cuda" in want[1]
+
+
+def test_chunked_edt_runs_its_passes_on_the_cpu(mask, monkeypatch):
+    """Without max_distance, a chunked array's EDT runs the two CPU passes
+    (voxa/dask/_edt.py) for backend None or 'cpu', whatever the worker's
+    VOXA_BACKEND; a device backend runs the whole array on one chunk there,
+    through the op (equal results)."""
+    seen = []
+    raw = _backend._raw_run_op
+
+    def spy(name, input, output, **kw):
+        seen.append(kw.get("backend"))
+        return raw(name, input, output, **{**kw, "backend": "cpu"})
+
+    monkeypatch.setattr(_backend, "_raw_run_op", spy)
+    make = cases(mask)["edt"]
+    want = make(None).compute(scheduler="threads")
+    assert seen == [] and make("cpu").compute(scheduler="threads").tobytes() == want.tobytes()
+    got = make("opencl").compute(scheduler="threads")
+    assert seen == ["opencl"]
+    np.testing.assert_array_equal(got, want)

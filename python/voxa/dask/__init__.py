@@ -18,8 +18,9 @@ Import it explicitly (``import voxa.dask``); it needs ``dask[array]`` (and
 - ``binary_fill_holes`` is exact by blocks too: the background's components
   (``label`` of the complement with the structure) that do not touch the
   volume's edge are the holes.
-- ``distance_transform_edt`` is global without a merge: it runs on one chunk
-  (rechunked) unless ``max_distance`` bounds the distances, then it is local.
+- ``distance_transform_edt`` is exact by chunks in two passes (slabs of whole
+  slices, then pencils holding axis 0 whole; ``_edt.py``); with
+  ``max_distance`` it is local (chunks overlap by the distance).
 - ``extract_patches`` groups the ROIs by the chunk of their corner and reads,
   per group, only the box its patches need.
 
@@ -35,15 +36,16 @@ import dask
 import dask.array as da
 from dask.base import tokenize
 
-from .. import _backend, _shape_props, _voxa
+from .. import _backend, _ndsupport as nds, _shape_props, _voxa
 from ..distance import edt_dtype
-from ..morphology import distance_transform_edt as _edt_np
+from ..morphology import _NATIVE, distance_transform_edt as _edt_np
 from ..points import _points_array, balls as _balls_np
 from ..regionprops import (check_intensity, check_labels, check_perimeter_spacing,
                            check_properties, named_columns, perimeter_of, spacing_array,
                            with_derived)
 from ..restoration import richardson_lucy as _rl_np
 from ..roi import _int_coords, _sizes, extract_patches as _extract_np
+from . import _edt
 from ._chunks import at_least
 from ._label import label
 from ._measure import core_counts, measure
@@ -195,10 +197,13 @@ def distance_transform_edt(input, sampling=None, return_distances=True, return_i
                            max_distance=None, backend=None):
     """Exact EDT of a dask array, with ``voxa.distance_transform_edt``'s
     arguments (``distances``/``indices`` must be None: the results are new
-    dask arrays). Without ``max_distance`` a distance may come from anywhere,
-    so the array is rechunked to one chunk (one worker holds it); with it,
-    chunks overlap by ceil(max_distance / sampling) + 1 and distances are
-    exact up to max_distance; larger ones read max_distance (its square when
+    dask arrays). Without ``max_distance``, exact by chunks in two passes
+    (``_edt.py``: slabs of whole slices, then pencils holding axis 0 whole;
+    no task holds the volume), equal to the in-memory result bit for bit; a
+    single chunk, a 1-D array, a device ``backend`` or a sampling with zero
+    or negative values runs on one chunk instead. With it, chunks overlap by
+    ceil(max_distance / sampling) + 1 and distances are exact up to
+    max_distance; larger ones read max_distance (its square when
     ``squared``, rounded down for uint32). Indices need the whole array."""
     lazy_output(distances, "distances")
     lazy_output(indices, "indices")
@@ -226,6 +231,10 @@ def distance_transform_edt(input, sampling=None, return_distances=True, return_i
         return (da.from_delayed(both[0], x.shape, out_dtype),
                 da.from_delayed(both[1], ind_shape, np.int32))
     if max_distance is None:
+        sp = _exact_spacing(x, sampling)
+        if x.ndim >= 2 and x.npartitions > 1 and backend in (None, "cpu") and sp is not False:
+            _check_uint32(x.shape, out_dtype)
+            return _edt.exact(x if x.dtype in _NATIVE else x != 0, sp, bool(squared), out_dtype)
         return x.rechunk(-1).map_blocks(functools.partial(routed(_edt_np, backend), **kw),
                                         dtype=out_dtype, name="voxa-edt-" + tok)
     sp = np.broadcast_to(np.asarray(1.0 if sampling is None else sampling, float), (x.ndim,))
@@ -233,6 +242,27 @@ def distance_transform_edt(input, sampling=None, return_distances=True, return_i
     cap = float(max_distance) ** 2 if squared else float(max_distance)
     return _overlap(x, routed(_edt_clamped, backend), depth, out_dtype, cap=cap, **kw,
                     name="voxa-edt-" + tok)
+
+
+def _exact_spacing(x, sampling):
+    """The spacing the chunked exact EDT takes (None: unit), or False where
+    only the whole-array run does what voxa.distance_transform_edt does with
+    it (zero or negative values: the feature transform; bad values: its
+    errors)."""
+    if sampling is None:
+        return None
+    try:
+        sp = np.asarray(nds.normalize_sequence(sampling, x.ndim), np.float64)
+    except (RuntimeError, TypeError, ValueError):
+        return False
+    return np.ascontiguousarray(sp) if np.all(np.isfinite(sp)) and np.all(sp > 0) else False
+
+
+def _check_uint32(shape, dtype):
+    """voxa.distance_transform_edt's refusal, at the call: uint32 squared
+    distances that this shape could push past 2^32 - 1."""
+    if dtype == np.uint32 and sum((n + 1) ** 2 for n in shape) >= 2**32 - 1:
+        raise ValueError("squared distances may exceed uint32 for this shape: use float64")
 
 
 def _edt_clamped(block, cap, **kw):

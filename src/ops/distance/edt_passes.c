@@ -1,0 +1,149 @@
+/* voxa_edt_slices, voxa_edt_columns: the Euclidean transform in two passes
+ * that each need only part of the volume, for runs that never hold it whole
+ * (the chunk executor, src/stream/run_edt.c; voxa.dask).
+ *
+ * The squared distance is separable along axis 0: with g2(q, .) the squared
+ * distance of slice q alone (to background inside that slice, +inf where it
+ * has none),
+ *     D2(z, .) = min_q g2(q, .) + (s_0 (z - q))^2.
+ * Pass 1 runs the squared-distance core (src/core/sqdt.c) on each slice, the
+ * same passes in the same order as voxa_edt on the whole volume; pass 2 runs
+ * the core's own lower envelope along axis 0 on every column, so the same
+ * parabola wins and the result equals voxa_edt bit for bit. */
+#include "internal.h"
+#include "sqdt.h"
+
+#include <math.h>
+#include <string.h>
+
+VOXA_API voxa_status voxa_edt_slices(const voxa_array *in, const double *spacing, voxa_array *g,
+                                     int *has_bg) {
+    VOXA_CHECK(voxa_array_check(in, "input"));
+    VOXA_CHECK(voxa_array_check(g, "g"));
+    VOXA_FAIL_IF(in->ndim < 2, VOXA_EINVAL, "edt slices: input must have at least 2 dimensions");
+    VOXA_FAIL_IF(!voxa__same_shape(in, g) || g->dtype != VOXA_F64 ||
+                     !voxa_array_is_c_contiguous(g),
+                 VOXA_EINVAL, "edt slices: g must be C-contiguous float64 of the input's shape");
+    VOXA_FAIL_IF(!has_bg, VOXA_EINVAL, "edt slices: has_bg must not be NULL");
+    for (int d = 0; spacing && d < in->ndim; d++)
+        VOXA_FAIL_IF(!isfinite(spacing[d]) || !(spacing[d] > 0), VOXA_EINVAL,
+                     "edt: spacing[%d] = %g must be finite and > 0", d, spacing[d]);
+    int nd = in->ndim;
+    int64_t slice = 1;
+    for (int d = 1; d < nd; d++) slice *= in->shape[d];
+    if (voxa_array_size(in) == 0) return VOXA_OK;
+    const uint8_t *src;
+    uint8_t *owned = NULL;
+    VOXA_CHECK(voxa__binary_view(in, &src, &owned));
+    voxa_status st = VOXA_OK;
+    for (int64_t z = 0; st == VOXA_OK && z < in->shape[0]; z++) {
+        const uint8_t *s = src + z * slice;
+        if (!*has_bg) *has_bg = memchr(s, 0, (size_t)slice) != NULL;
+        voxa__sqdt q;
+        memset(&q, 0, sizeof q);
+        q.ndim = nd - 1;
+        memcpy(q.shape, in->shape + 1, sizeof(int64_t) * (size_t)(nd - 1));
+        q.src = s;
+        q.target = 0;
+        q.spacing = spacing ? spacing + 1 : NULL;
+        q.mode = VOXA__SQDT_F64_SQ;
+        q.out = (double *)g->data + z * slice;
+        st = voxa__sqdt_run(&q);
+    }
+    voxa__free(owned);
+    return st;
+}
+
+typedef struct col_ctx {
+    const double *g, *sp;
+    void *out;
+    voxa_dtype t;
+    int squared, has_bg, nd;
+    int64_t n, ncols;
+    const int64_t *origin, *shape;
+    char *scratch;
+    size_t per;
+} col_ctx;
+
+/* The output value of a squared distance, as voxa_edt writes it. */
+static void put_d2(void *out, voxa_dtype t, int64_t i, double d2, int squared) {
+    double v = squared ? d2 : sqrt(d2);
+    if (t == VOXA_F64) ((double *)out)[i] = v;
+    else if (t == VOXA_F32) ((float *)out)[i] = (float)v;
+    else ((uint32_t *)out)[i] = d2 >= 4294967295.0 ? UINT32_MAX : (uint32_t)d2;
+}
+
+static voxa_status columns(int64_t lo, int64_t hi, int tid, void *vc) {
+    const col_ctx *c = vc;
+    int64_t n = c->n, m = c->ncols;
+    double *g = (double *)(c->scratch + (size_t)tid * c->per);
+    double *f = g + n, *gv = f + n, *z = gv + n + 1;
+    int64_t *v = (int64_t *)(z + n + 1);
+    double s0 = c->sp ? c->sp[0] : 1.0;
+    for (int64_t col = lo; col < hi; col++) {
+        if (!c->has_bg) { /* scipy: distances from index (-1, 0, ..., 0) */
+            int64_t idx[VOXA_MAXDIM], r = col;
+            for (int d = c->nd - 1; d >= 1; d--) {
+                idx[d] = c->origin[d] + r % c->shape[d];
+                r /= c->shape[d];
+            }
+            for (int64_t x = 0; x < n; x++) {
+                double d2 = 0;
+                for (int d = 0; d < c->nd; d++) {
+                    double e = (double)(d == 0 ? x + 1 : idx[d]) * (c->sp ? c->sp[d] : 1.0);
+                    d2 += e * e;
+                }
+                put_d2(c->out, c->t, x * m + col, d2, c->squared);
+            }
+            continue;
+        }
+        for (int64_t q = 0; q < n; q++) g[q] = c->g[q * m + col];
+        voxa__sqdt_envelope(g, n, s0 * s0, 0, INFINITY, f, v, gv, z);
+        for (int64_t x = 0; x < n; x++) put_d2(c->out, c->t, x * m + col, f[x], c->squared);
+    }
+    return VOXA_OK;
+}
+
+VOXA_API voxa_status voxa_edt_columns(const voxa_array *g, const int64_t *origin, int has_bg,
+                                      const voxa_edt_params *p, voxa_array *out) {
+    voxa_edt_params def = {0};
+    if (!p) p = &def;
+    VOXA_CHECK(voxa_array_check(g, "g"));
+    VOXA_CHECK(voxa_array_check(out, "output"));
+    int nd = g->ndim;
+    VOXA_FAIL_IF(nd < 2 || g->dtype != VOXA_F64 || !voxa_array_is_c_contiguous(g), VOXA_EINVAL,
+                 "edt columns: g must be C-contiguous float64 with at least 2 dimensions");
+    VOXA_FAIL_IF(!voxa__same_shape(g, out) || !voxa_array_is_c_contiguous(out), VOXA_EINVAL,
+                 "edt columns: output must be C-contiguous, of g's shape");
+    VOXA_FAIL_IF(out->dtype != VOXA_F64 && out->dtype != VOXA_F32 && out->dtype != VOXA_U32,
+                 VOXA_EINVAL, "edt: output dtype %s: expected float64, float32 or uint32",
+                 voxa_dtype_name(out->dtype));
+    VOXA_FAIL_IF(out->dtype == VOXA_U32 && (!p->squared || p->spacing), VOXA_EINVAL,
+                 "edt: uint32 output holds squared distances with unit spacing only");
+    VOXA_FAIL_IF(!origin || origin[0] != 0, VOXA_EINVAL,
+                 "edt columns: the block must hold axis 0 whole (origin[0] = 0)");
+    for (int d = 0; p->spacing && d < nd; d++)
+        VOXA_FAIL_IF(!isfinite(p->spacing[d]) || !(p->spacing[d] > 0), VOXA_EINVAL,
+                     "edt: spacing[%d] = %g must be finite and > 0", d, p->spacing[d]);
+    col_ctx c;
+    memset(&c, 0, sizeof c);
+    c.n = g->shape[0];
+    c.ncols = c.n ? voxa_array_size(g) / c.n : 0;
+    if (c.ncols == 0) return VOXA_OK;
+    c.g = g->data;
+    c.sp = p->spacing;
+    c.out = out->data;
+    c.t = out->dtype;
+    c.squared = p->squared;
+    c.has_bg = has_bg;
+    c.nd = nd;
+    c.origin = origin;
+    c.shape = g->shape;
+    c.per = (size_t)(c.n + 1) * 40; /* g, f, gv, z: doubles; v: int64 */
+    int nt = 1;
+    c.scratch = voxa__thread_scratch(1, c.per, &nt);
+    VOXA_FAIL_IF(!c.scratch, VOXA_ENOMEM, "edt: out of memory for columns");
+    voxa_status st = voxa__parallel_for_nt(c.ncols, voxa__grain(c.n), nt, columns, &c);
+    voxa__free(c.scratch);
+    return st;
+}

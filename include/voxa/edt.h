@@ -71,13 +71,15 @@ VOXA_API voxa_status voxa_edt_chamfer(const voxa_array *in, voxa_array *out,
  *  Pass 1, voxa_edt_slices: for a block of whole slices `in` (axis 0 cut
  *  anywhere, every other axis whole; any dtype, any strides, ndim >= 2), the
  *  squared distance of every voxel to the background of its own slice
- *  (spacing[1..]), +inf where the slice has none, into `g` (C-contiguous
- *  float64, in's shape). *has_bg becomes 1 if `in` holds background. */
+ *  (spacing[1..]), +inf where the slice has none, into `g` (C-contiguous,
+ *  in's shape): float64, or uint32 with unit spacing (UINT32_MAX for none;
+ *  EOVERFLOW unless the sum over axes 1.. of (n_d + 1)^2 is below 2^32 - 1).
+ *  *has_bg becomes 1 if `in` holds background. */
 VOXA_API voxa_status voxa_edt_slices(const voxa_array *in, const double *spacing, voxa_array *g,
                                      int *has_bg);
 
 /** Pass 2, voxa_edt_columns: for a block `g` of pass 1's values holding axis
- *  0 whole (other axes cut anywhere; C-contiguous float64), the transform
+ *  0 whole (other axes cut anywhere; C-contiguous float64 or uint32), the transform
  *  along axis 0 of every column into `out` (C-contiguous, g's shape; dtypes
  *  and p as voxa_edt). `origin`: the block's position in the volume
  *  (origin[0] = 0); `has_bg`: whether the volume has any background (else

@@ -11,8 +11,9 @@
  * so two passes give the whole transform:
  *   pass A  slabs of whole slices (block[0] slices, every other axis whole):
  *           read the input slab, transform each slice (Euclidean:
- *           voxa_edt_slices, float64 squared distances, the same passes in
- *           the same order as the whole-volume run; city block and
+ *           voxa_edt_slices, squared distances (uint32 with unit spacing
+ *           where they fit, else float64), the same passes in the same order
+ *           as the whole-volume run; city block and
  *           chessboard: the op itself on the slice, int32), write g to a
  *           scratch .npy store;
  *   pass B  pencils spanning axis 0 whole (Z x block[1] x ... ): read g,
@@ -27,9 +28,10 @@
  * store that is never committed).
  *
  * I/O: input read once, output written once, scratch written and read once:
- * N x (in + out + 2 x 8) bytes (Euclidean; 2 x 4 for city block and
- * chessboard). Memory: pass A one slab (in + 8 + 1 bytes per voxel), pass B
- * one pencil (8 + out bytes per voxel), whichever is larger. A single slice
+ * N x (in + out + 2 x G) bytes, G = 4 (uint32 slice values: Euclidean with
+ * unit spacing, city block, chessboard) or 8 (float64: Euclidean with a
+ * spacing). Memory: pass A one slab (in + G + 1 bytes per voxel), pass B
+ * one pencil (G + out bytes per voxel), whichever is larger. A single slice
  * must fit. Cost: O(ndim N) (chessboard's axis-0 pass: O(N x D), D the
  * distances met).
  *
@@ -57,13 +59,21 @@ static int64_t iget(const voxa_args *a, const char *name) {
     return v && v->set ? v->i : 0;
 }
 
+/* The slice transforms' dtype (voxa_edt_slices): uint32 with unit spacing
+ * where a slice's squared distances stay below 2^32 - 1 (half the scratch
+ * bytes of float64, the same values), else float64. */
+static voxa_dtype g_dtype(int nd, const int64_t *shape, int has_sp) {
+    double maxd2 = 0;
+    for (int d = 1; d < nd; d++) maxd2 += ((double)shape[d] + 1) * ((double)shape[d] + 1);
+    return has_sp || maxd2 >= 4294967295.0 ? VOXA_F64 : VOXA_U32;
+}
+
 static void job_of(const voxa_args *a, const voxa_stream_plan *p, edt_job *j) {
     memset(j, 0, sizeof *j);
     j->nd = p->ndim;
     j->metric = (int)iget(a, "metric");
     j->squared = (int)iget(a, "squared");
     j->out_t = p->out_dtype;
-    j->gt = j->metric == EUCLIDEAN ? VOXA_F64 : VOXA_I32;
     const voxa_value *s = voxa_args_get(a, "spacing");
     if (s && s->set) {
         j->has_sp = 1;
@@ -71,7 +81,9 @@ static void job_of(const voxa_args *a, const voxa_stream_plan *p, edt_job *j) {
     } else {
         for (int d = 0; d < j->nd; d++) j->sp[d] = 1.0;
     }
+    j->gt = j->metric != EUCLIDEAN ? VOXA_I32 : g_dtype(j->nd, p->shape, j->has_sp);
 }
+
 
 /* ---- plan ------------------------------------------------------------------ */
 
@@ -101,8 +113,10 @@ int voxa__edt_plan(const voxa_args *a, voxa_store *in, const voxa_stream_options
                    int64_t limit, voxa_stream_plan *p) {
     const voxa_value *ind = voxa_args_get(a, "indices");
     if (!in || p->ndim < 2 || (ind && ind->set)) return 0;
-    cost_ctx c = {voxa_dtype_size(in->t), voxa_dtype_size(p->out_dtype),
-                  iget(a, "metric") == EUCLIDEAN ? 8 : 4, 0};
+    const voxa_value *sp = voxa_args_get(a, "spacing");
+    voxa_dtype gt = iget(a, "metric") != EUCLIDEAN ? VOXA_I32
+                                                  : g_dtype(p->ndim, p->shape, sp && sp->set);
+    cost_ctx c = {voxa_dtype_size(in->t), voxa_dtype_size(p->out_dtype), voxa_dtype_size(gt), 0};
     int64_t b[VOXA_MAXDIM];
     for (int d = 0; d < p->ndim; d++) {
         int64_t want = o ? o->block[d] : 0;

@@ -5,7 +5,8 @@ The squared distance is separable along axis 0 (include/voxa/edt.h,
 src/ops/distance/edt_passes.c): with g2(q, .) the squared distance of slice
 q alone to its own background, D2(z, .) = min_q g2(q, .) + (s_0 (z - q))^2.
 1. ``voxa-edt-slices``: the input rechunked into slabs of whole slices (axis 0
-   cut, every other axis whole), each through pass 1 (float64 g2);
+   cut, every other axis whole), each through pass 1 (g2: uint32 with unit
+   spacing, exact integers, else float64);
 2. g2 rechunked into pencils holding axis 0 whole, each through pass 2
    (``voxa-edt-columns``), given whether the volume has any background (a
    reduction over the input's chunks: without any, scipy measures from index
@@ -13,9 +14,10 @@ q alone to its own background, D2(z, .) = min_q g2(q, .) + (s_0 (z - q))^2.
 3. the result back in the input's chunks.
 Equal to voxa.distance_transform_edt on the whole array bit for bit (the
 same core, passes and arithmetic). Memory: a slab task holds its slab
-(input + 8 bytes a voxel), a pencil task its pencil (8 + output bytes);
-between the passes g2, 8 bytes a voxel of the volume, lives in the workers'
-memory, spread over them, as any rechunk's data does."""
+(input + G bytes a voxel, G = 4 for uint32 g2, 8 for float64), a pencil task
+its pencil (G + output bytes); between the passes g2, G bytes a voxel of the
+volume, lives in the workers' memory, spread over them, as any rechunk's
+data does."""
 import numpy as np
 
 import dask.array as da
@@ -25,10 +27,18 @@ from dask.highlevelgraph import HighLevelGraph
 from .. import _voxa
 
 
-def _slab(block, sp):
-    g = np.empty(block.shape, np.float64)
+def _slab(block, sp, gdt):
+    g = np.empty(block.shape, gdt)
     _voxa.edt_slices(np.asarray(block), sp, g)
     return g
+
+
+def _g_dtype(shape, sp):
+    """The slice values' dtype: uint32 (exact integers, half the bytes) with
+    unit spacing where a slice's squared distances stay below 2^32 - 1, else
+    float64 (as the chunk executor chooses, src/stream/run_edt.c)."""
+    small = sum((n + 1) ** 2 for n in shape[1:]) < 2**32 - 1
+    return np.dtype(np.uint32 if sp is None and small else np.float64)
 
 
 def _columns(g, has_bg, origin, sp, squared, dtype):
@@ -55,8 +65,9 @@ def exact(x, sp, squared, dtype):
     slice_voxels = int(np.prod(shape[1:]))
     slabs = x.rechunk((max(1, target // max(slice_voxels, 1)),) + tuple(shape[1:]))
     tok = tokenize(x, sp, squared, dtype)
-    g = slabs.map_blocks(_slab, sp, dtype=np.float64, name="voxa-edt-slices-" + tok,
-                         meta=np.empty((0,) * nd, np.float64))
+    gdt = _g_dtype(shape, sp)
+    g = slabs.map_blocks(_slab, sp, gdt, dtype=gdt, name="voxa-edt-slices-" + tok,
+                         meta=np.empty((0,) * nd, gdt))
     pencils = g.rechunk((shape[0],) + tuple(_fit([max(c) for c in x.chunks[1:]], shape[0],
                                                  target)))
     has_bg = (x == 0).any()

@@ -9,7 +9,9 @@
  * Pass 1 runs the squared-distance core (src/core/sqdt.c) on each slice, the
  * same passes in the same order as voxa_edt on the whole volume; pass 2 runs
  * the core's own lower envelope along axis 0 on every column, so the same
- * parabola wins and the result equals voxa_edt bit for bit. */
+ * parabola wins and the result equals voxa_edt bit for bit. With unit
+ * spacing the slice values are exact integers: uint32 g (half the bytes)
+ * holds them where the slice's shape keeps them below 2^32 - 1. */
 #include "internal.h"
 #include "sqdt.h"
 
@@ -21,9 +23,12 @@ VOXA_API voxa_status voxa_edt_slices(const voxa_array *in, const double *spacing
     VOXA_CHECK(voxa_array_check(in, "input"));
     VOXA_CHECK(voxa_array_check(g, "g"));
     VOXA_FAIL_IF(in->ndim < 2, VOXA_EINVAL, "edt slices: input must have at least 2 dimensions");
-    VOXA_FAIL_IF(!voxa__same_shape(in, g) || g->dtype != VOXA_F64 ||
+    VOXA_FAIL_IF(!voxa__same_shape(in, g) || (g->dtype != VOXA_F64 && g->dtype != VOXA_U32) ||
                      !voxa_array_is_c_contiguous(g),
-                 VOXA_EINVAL, "edt slices: g must be C-contiguous float64 of the input's shape");
+                 VOXA_EINVAL, "edt slices: g must be C-contiguous float64 or uint32 of the "
+                              "input's shape");
+    VOXA_FAIL_IF(g->dtype == VOXA_U32 && spacing, VOXA_EINVAL,
+                 "edt slices: uint32 g holds squared distances with unit spacing only");
     VOXA_FAIL_IF(!has_bg, VOXA_EINVAL, "edt slices: has_bg must not be NULL");
     for (int d = 0; spacing && d < in->ndim; d++)
         VOXA_FAIL_IF(!isfinite(spacing[d]) || !(spacing[d] > 0), VOXA_EINVAL,
@@ -46,8 +51,8 @@ VOXA_API voxa_status voxa_edt_slices(const voxa_array *in, const double *spacing
         q.src = s;
         q.target = 0;
         q.spacing = spacing ? spacing + 1 : NULL;
-        q.mode = VOXA__SQDT_F64_SQ;
-        q.out = (double *)g->data + z * slice;
+        q.mode = g->dtype == VOXA_U32 ? VOXA__SQDT_U32_SQ : VOXA__SQDT_F64_SQ;
+        q.out = (char *)g->data + z * slice * (int64_t)voxa_dtype_size(g->dtype);
         st = voxa__sqdt_run(&q);
     }
     voxa__free(owned);
@@ -55,7 +60,9 @@ VOXA_API voxa_status voxa_edt_slices(const voxa_array *in, const double *spacing
 }
 
 typedef struct col_ctx {
-    const double *g, *sp;
+    const void *g;           /* float64, or uint32 (UINT32_MAX: none) */
+    voxa_dtype gt;
+    const double *sp;
     void *out;
     voxa_dtype t;
     int squared, has_bg, nd;
@@ -97,7 +104,13 @@ static voxa_status columns(int64_t lo, int64_t hi, int tid, void *vc) {
             }
             continue;
         }
-        for (int64_t q = 0; q < n; q++) g[q] = c->g[q * m + col];
+        if (c->gt == VOXA_F64) {
+            for (int64_t q = 0; q < n; q++) g[q] = ((const double *)c->g)[q * m + col];
+        } else {
+            const uint32_t *u = c->g;
+            for (int64_t q = 0; q < n; q++)
+                g[q] = u[q * m + col] == UINT32_MAX ? INFINITY : (double)u[q * m + col];
+        }
         voxa__sqdt_envelope(g, n, s0 * s0, 0, INFINITY, f, v, gv, z);
         for (int64_t x = 0; x < n; x++) put_d2(c->out, c->t, x * m + col, f[x], c->squared);
     }
@@ -111,8 +124,10 @@ VOXA_API voxa_status voxa_edt_columns(const voxa_array *g, const int64_t *origin
     VOXA_CHECK(voxa_array_check(g, "g"));
     VOXA_CHECK(voxa_array_check(out, "output"));
     int nd = g->ndim;
-    VOXA_FAIL_IF(nd < 2 || g->dtype != VOXA_F64 || !voxa_array_is_c_contiguous(g), VOXA_EINVAL,
-                 "edt columns: g must be C-contiguous float64 with at least 2 dimensions");
+    VOXA_FAIL_IF(nd < 2 || (g->dtype != VOXA_F64 && g->dtype != VOXA_U32) ||
+                     !voxa_array_is_c_contiguous(g),
+                 VOXA_EINVAL, "edt columns: g must be C-contiguous float64 or uint32 with at "
+                              "least 2 dimensions");
     VOXA_FAIL_IF(!voxa__same_shape(g, out) || !voxa_array_is_c_contiguous(out), VOXA_EINVAL,
                  "edt columns: output must be C-contiguous, of g's shape");
     VOXA_FAIL_IF(out->dtype != VOXA_F64 && out->dtype != VOXA_F32 && out->dtype != VOXA_U32,
@@ -131,6 +146,7 @@ VOXA_API voxa_status voxa_edt_columns(const voxa_array *g, const int64_t *origin
     c.ncols = c.n ? voxa_array_size(g) / c.n : 0;
     if (c.ncols == 0) return VOXA_OK;
     c.g = g->data;
+    c.gt = g->dtype;
     c.sp = p->spacing;
     c.out = out->data;
     c.t = out->dtype;

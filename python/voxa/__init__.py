@@ -15,7 +15,7 @@ from .morphology import (ball, binary_closing, binary_dilation, binary_erosion, 
 from .pipeline import pipeline
 from .points import balls
 from .preview import preview
-from .regionprops import regionprops_table
+from ._regionprops_table import regionprops_table
 from .restoration import gaussian_psf, richardson_lucy
 from .roi import extract_patches, paste_patches
 from .threshold import threshold, threshold_otsu

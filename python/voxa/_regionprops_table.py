@@ -127,7 +127,8 @@ def property_arrays(labels, raw, props, sp):
     cols = dict(per_channel[0])
     if raw is not None and raw.ndim > labels.ndim:
         for p in _INTENSITY:  # channels on a last axis, as scikit-image shapes them
-            cols[p] = np.stack([c[p] for c in per_channel], axis=-1)
+            if cols[p] is not None:  # (intensity_std is None unless asked for)
+                cols[p] = np.stack([c[p] for c in per_channel], axis=-1)
     cols = with_derived(cols, labels.ndim, sp, props)
     cols.update(_shape_props.columns(cols, labels.ndim, sp, props))
     if "perimeter" in props:

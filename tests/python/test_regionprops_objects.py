@@ -312,8 +312,8 @@ def test_extra_properties():
         for name in ("voxels", "brightest", "moment"):
             assert_same(name, getattr(g, name), getattr(w, name), 2, False)
             assert_same(name, g[name], w[name], 2, False)
-    one = voxa.regionprops(lab, img[..., 0], extra_properties=extra)
-    assert one[0].brightest == skm.regionprops(lab, img[..., 0], extra_properties=extra)[0].brightest
+    one = voxa.regionprops(lab, img[..., 0], extra_properties=extra)[0]
+    assert one.brightest == skm.regionprops(lab, img[..., 0], extra_properties=extra)[0].brightest
     # a two-argument function without an intensity image; a three-argument one
     r = voxa.regionprops(lab, extra_properties=[brightest, lambda a, b, c: 0])[0]
     with pytest.raises(AttributeError, match="intensity"):

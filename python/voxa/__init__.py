@@ -15,7 +15,8 @@ from .morphology import (ball, binary_closing, binary_dilation, binary_erosion, 
 from .pipeline import pipeline
 from .points import balls
 from .preview import preview
-from .regionprops import regionprops_table
+from ._regionprops_objects import regionprops
+from ._regionprops_table import regionprops_table
 from .restoration import gaussian_psf, richardson_lucy
 from .roi import extract_patches, paste_patches
 from .threshold import threshold, threshold_otsu
@@ -47,7 +48,7 @@ __all__ = [
     "imread", "imwrite", "read_csv",  # io
     "balls",  # points
     "label",  # measure
-    "regionprops_table",  # regionprops
+    "regionprops", "regionprops_table",  # measure (scikit-image's)
     "preview",  # preview
     "pipeline",  # pipeline
     "richardson_lucy", "gaussian_psf",  # restoration

@@ -1,17 +1,23 @@
-"""Measurements on labelled images: connected-component labelling.
+"""Measurements on labelled images: connected-component labelling, object tables.
 
 `label` is a drop-in for scipy.ndimage.label: same arguments, same labels
 (numbered in raster order of each component's first voxel), same count, the
 same return convention (``(labels, n)``, or only ``n`` when `output` is an
 array that receives the labels). The work is done by the C library with the
 GIL released, on `voxa.get_threads()` threads; results never depend on the
-thread count."""
+thread count.
+
+`regionprops` and `regionprops_table` (scikit-image's, in
+voxa._regionprops_objects and voxa._regionprops_table) are here too, as in
+skimage.measure; both are also ``voxa.regionprops`` / ``voxa.regionprops_table``."""
 import operator
 
 import numpy as np
 
 from . import _ndsupport as nds
 from . import _voxa, _wrap
+from ._regionprops_objects import RegionProperties, regionprops  # noqa: F401 (re-exported)
+from ._regionprops_table import regionprops_table  # noqa: F401 (re-exported)
 
 # Output dtypes the C library writes (integers of every width).
 _OUT_DTYPES = {np.dtype(t) for t in (np.int8, np.uint8, np.int16, np.uint16, np.int32,

@@ -40,9 +40,9 @@ from .. import _backend, _ndsupport as nds, _shape_props, _voxa
 from ..distance import edt_dtype
 from ..morphology import _NATIVE, distance_transform_edt as _edt_np
 from ..points import _points_array, balls as _balls_np
-from ..regionprops import (check_intensity, check_labels, check_perimeter_spacing,
-                           check_properties, named_columns, perimeter_of, spacing_array,
-                           with_derived)
+from .._regionprops_table import (check_intensity, check_labels, check_perimeter_spacing,
+                                  check_properties, named_columns, perimeter_of,
+                                  spacing_array, with_derived)
 from ..restoration import richardson_lucy as _rl_np
 from ..roi import _int_coords, _sizes, extract_patches as _extract_np
 from . import _edt

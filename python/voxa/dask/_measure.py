@@ -29,7 +29,7 @@ import numpy as np
 
 from .. import _voxa
 from .._arrays import native
-from ..regionprops import decode
+from .._regionprops_table import decode
 from ._chunks import at_least, tree
 
 _EXACT = 2.0**50  # coordinate sums recovered exactly below this
@@ -128,7 +128,7 @@ def _table(part, sp, nd):
 
 
 def measure(labels, intensity, sp, moments=False, std=False):
-    """A Delayed of the merged columns ({property: array}, as regionprops.decode;
+    """A Delayed of the merged columns ({property: array}, as _regionprops_table.decode;
     with `moments`, moments2 too)."""
     starts = [np.concatenate([[0], np.cumsum(c)[:-1]]) for c in labels.chunks]
     lblocks = labels.to_delayed().ravel()

@@ -1,5 +1,7 @@
 """Per-object measurements: `regionprops_table`, a drop-in for
-skimage.measure.regionprops_table on the properties voxa computes.
+skimage.measure.regionprops_table on the properties voxa computes (exported
+as ``voxa.regionprops_table``; ``voxa.regionprops``, the object API, is in
+voxa._regionprops_objects and reads its columns from `property_arrays`).
 
 One pass over the label image in C (GIL released, multithreaded; results never
 depend on the thread count), O(labels) memory. Columns are named and ordered
@@ -87,22 +89,8 @@ def regionprops_table(label_image, intensity_image=None, properties=("label", "b
     props, properties, extra = check_properties(properties, extra_properties,
                                                 intensity_image is not None, labels.ndim)
     raw = None if intensity_image is None else np.asarray(intensity_image)
-    channels = [None] if raw is None else _channels(raw, labels.shape)
     sp = spacing_array(spacing, labels.ndim)
-    moments = any(p in _shape_props.PROPERTIES for p in props)
-    std = "intensity_std" in props
-    per_channel = [decode(_voxa.measure(native(labels), c, sp, moments and i == 0, std),
-                          labels.ndim) for i, c in enumerate(channels)]
-    cols = dict(per_channel[0])
-    if raw is not None and raw.ndim > labels.ndim:
-        for p in _INTENSITY:  # channels on a last axis, as scikit-image shapes them
-            cols[p] = np.stack([c[p] for c in per_channel], axis=-1)
-    cols = with_derived(cols, labels.ndim, sp, props)
-    cols.update(_shape_props.columns(cols, labels.ndim, sp, props))
-    if "perimeter" in props:
-        cols["perimeter"] = _perimeter(labels, cols["label"], sp)
-    if "euler_number" in props:
-        cols["euler_number"] = _euler(labels, cols["label"])
+    cols = property_arrays(labels, raw, props, sp)
     groups = column_groups(cols, [(p, name) for p, name in zip(props, properties) if p],
                            separator)
     others = [name for p, name in zip(props, properties) if p is None]
@@ -119,6 +107,35 @@ def regionprops_table(label_image, intensity_image=None, properties=("label", "b
         out.update(_extra_props.columns(func, labels, raw, cols["label"], cols["bbox"],
                                         separator))
     return out
+
+
+def property_arrays(labels, raw, props, sp):
+    """{property: array} of every object, one row per label ascending (n x
+    ... for the per-axis and per-channel ones): label, num_pixels, area,
+    centroid, bbox and moments2 always, the intensity columns when `raw` is
+    given, and those of voxa's own properties in `props` (canonical names,
+    None ignored) that need more (DERIVED, the shape ones, perimeter,
+    euler_number). `labels` checked (check_labels), `raw` an intensity array
+    or None (checked here), `sp` spacing_array's. One C pass per channel
+    (one without an intensity), one more for each of perimeter and
+    euler_number; voxa.regionprops' objects call it once per property."""
+    channels = [None] if raw is None else _channels(raw, labels.shape)
+    moments = any(p in _shape_props.PROPERTIES for p in props)
+    std = "intensity_std" in props
+    per_channel = [decode(_voxa.measure(native(labels), c, sp, moments and i == 0, std),
+                          labels.ndim) for i, c in enumerate(channels)]
+    cols = dict(per_channel[0])
+    if raw is not None and raw.ndim > labels.ndim:
+        for p in _INTENSITY:  # channels on a last axis, as scikit-image shapes them
+            if cols[p] is not None:  # (intensity_std is None unless asked for)
+                cols[p] = np.stack([c[p] for c in per_channel], axis=-1)
+    cols = with_derived(cols, labels.ndim, sp, props)
+    cols.update(_shape_props.columns(cols, labels.ndim, sp, props))
+    if "perimeter" in props:
+        cols["perimeter"] = _perimeter(labels, cols["label"], sp)
+    if "euler_number" in props:
+        cols["euler_number"] = _euler(labels, cols["label"])
+    return cols
 
 
 def _perimeter(labels, rows, spacing):

@@ -45,19 +45,25 @@ def cases(mask):
     }
 
 
-@pytest.mark.parametrize("op", ["label", "opening", "dilation", "fill_holes", "edt_whole",
-                                "edt_clamped", "balls", "rl", "patches"])
-def test_backend_reaches_every_chunk_call(mask, op, monkeypatch):
-    """The name given is what each C call receives (threads scheduler: same
-    process), so the chunks do run on it; with None they receive None."""
-    seen = []
+@pytest.fixture
+def seen(monkeypatch):
+    """The backend each op call receives (every call then runs on the CPU)."""
+    calls = []
     raw = _backend._raw_run_op
 
     def spy(name, input, output, **kw):
-        seen.append(kw.get("backend"))
+        calls.append(kw.get("backend"))
         return raw(name, input, output, **{**kw, "backend": "cpu"})
 
     monkeypatch.setattr(_backend, "_raw_run_op", spy)
+    return calls
+
+
+@pytest.mark.parametrize("op", ["label", "opening", "dilation", "fill_holes", "edt_whole",
+                                "edt_clamped", "balls", "rl", "patches"])
+def test_backend_reaches_every_chunk_call(mask, op, seen):
+    """The name given is what each C call receives (threads scheduler: same
+    process), so the chunks do run on it; with None they receive None."""
     make = cases(mask)[op]
     want = make(None).compute(scheduler="threads")
     assert seen and set(seen) == {None}
@@ -114,19 +120,11 @@ def test_unavailable_backend_fails_as_in_memory(mask):
     assert str(got.value) == want[1] and "cuda" in want[1]
 
 
-def test_chunked_edt_runs_its_passes_on_the_cpu(mask, monkeypatch):
+def test_chunked_edt_runs_its_passes_on_the_cpu(mask, seen):
     """Without max_distance, a chunked array's EDT runs the two CPU passes
     (voxa/dask/_edt.py) for backend None or 'cpu', whatever the worker's
     VOXA_BACKEND; a device backend runs the whole array on one chunk there,
     through the op (equal results)."""
-    seen = []
-    raw = _backend._raw_run_op
-
-    def spy(name, input, output, **kw):
-        seen.append(kw.get("backend"))
-        return raw(name, input, output, **{**kw, "backend": "cpu"})
-
-    monkeypatch.setattr(_backend, "_raw_run_op", spy)
     make = cases(mask)["edt"]
     want = make(None).compute(scheduler="threads")
     assert seen == [] and make("cpu").compute(scheduler="threads").tobytes() == want.tobytes()

@@ -204,6 +204,20 @@ def test_cache_flag():
     assert r.area == voxa.regionprops(lab)[0].area
 
 
+def test_cache_flag_after_the_labels_change():
+    """A kept array stays as it was when the label image is written after;
+    with cache=False it follows the image (scikit-image's own test of this
+    goes through its private attributes, so it cannot reach voxa's)."""
+    for cache in (True, False):
+        lab = make_labels((30, 30), 6)
+        r = next(r for r in voxa.regionprops(lab, cache=cache) if not r.image_filled.all())
+        before = r.image_filled.copy()
+        lab[r.slice] = r.label  # the object's box filled: its mask changes
+        assert np.array_equal(r.image_filled, before) == cache
+        if not cache:
+            assert r.image_filled.all()
+
+
 def test_arguments_and_errors():
     lab = make_labels((30, 30), 7)
     with pytest.raises(TypeError):

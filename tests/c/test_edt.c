@@ -3,6 +3,7 @@
 #include "vtest.h"
 
 #include <math.h>
+#include <string.h>
 
 static unsigned long long seed = 0x9e3779b97f4a7c15ull;
 
@@ -138,9 +139,88 @@ static void test_errors(void) {
     CHECK_MSG("metric");
 }
 
+/* voxa_edt_slices + voxa_edt_columns on blocks (slabs of whole slices, then
+ * pencils holding axis 0 whole) equal voxa_edt on the volume bit for bit:
+ * float64 and uint32 slice values, spacing, every output dtype, squared, a
+ * volume without background; and their argument checks. */
+static void test_two_passes(void) {
+    enum { Z = 9, Y = 7, X = 6, N = Z * Y * X };
+    int64_t sh[3] = {Z, Y, X};
+    static uint8_t a[N];
+    static double g64[N];
+    static uint32_t g32[N];
+    static unsigned char want[8 * N], got[8 * N];
+    double sp[3] = {1.7, 0.6, 1.1};
+    voxa_dtype outs[3] = {VOXA_F64, VOXA_F32, VOXA_U32};
+    for (int pct = 40; pct <= 100; pct += 60) {
+        fill(a, N, pct);
+        for (int o = 0; o < 3; o++)
+            for (int squared = 0; squared <= 1; squared++)
+                for (int with_sp = 0; with_sp <= 1; with_sp++) {
+                    if (outs[o] == VOXA_U32 && (!squared || with_sp)) continue;
+                    voxa_edt_params p = {with_sp ? sp : NULL, squared, {0}};
+                    voxa_array in, w, gv, pv, ov;
+                    voxa_array_view(&in, a, VOXA_BOOL, 3, sh);
+                    voxa_array_view(&w, want, outs[o], 3, sh);
+                    CHECK_OK(voxa_edt(&in, &w, &p));
+                    voxa_dtype gt = with_sp ? VOXA_F64 : VOXA_U32;
+                    void *g = gt == VOXA_F64 ? (void *)g64 : (void *)g32;
+                    size_t ge = gt == VOXA_F64 ? 8 : 4, oe = voxa_dtype_size(outs[o]);
+                    int has_bg = 0;
+                    for (int64_t z0 = 0; z0 < Z; z0 += 4) { /* slabs of 4 slices */
+                        int64_t s[3] = {Z - z0 < 4 ? Z - z0 : 4, Y, X};
+                        voxa_array_view(&in, a + z0 * Y * X, VOXA_BOOL, 3, s);
+                        voxa_array_view(&gv, (char *)g + z0 * Y * X * ge, gt, 3, s);
+                        CHECK_OK(voxa_edt_slices(&in, p.spacing, &gv, &has_bg));
+                    }
+                    CHECK(has_bg == (pct < 100));
+                    for (int64_t y0 = 0; y0 < Y; y0 += 3) /* pencils (Z, 3, 4), packed */
+                        for (int64_t x0 = 0; x0 < X; x0 += 4) {
+                            int64_t s[3] = {Z, Y - y0 < 3 ? Y - y0 : 3, X - x0 < 4 ? X - x0 : 4};
+                            int64_t org[3] = {0, y0, x0};
+                            static unsigned char gp[8 * N], op[8 * N];
+                            for (int64_t z = 0; z < Z; z++)
+                                for (int64_t y = 0; y < s[1]; y++)
+                                    memcpy(gp + ((z * s[1] + y) * s[2]) * ge,
+                                           (char *)g + ((z * Y + y0 + y) * X + x0) * ge,
+                                           (size_t)s[2] * ge);
+                            voxa_array_view(&pv, gp, gt, 3, s);
+                            voxa_array_view(&ov, op, outs[o], 3, s);
+                            CHECK_OK(voxa_edt_columns(&pv, org, has_bg, &p, &ov));
+                            for (int64_t z = 0; z < Z; z++)
+                                for (int64_t y = 0; y < s[1]; y++)
+                                    memcpy(got + ((z * Y + y0 + y) * X + x0) * oe,
+                                           op + ((z * s[1] + y) * s[2]) * oe, (size_t)s[2] * oe);
+                        }
+                    CHECK(memcmp(got, want, (size_t)N * oe) == 0);
+                }
+    }
+    /* arguments */
+    voxa_array in, gv, ov;
+    int64_t s2[2] = {Y, X}, org[3] = {1, 0, 0};
+    int has_bg = 0;
+    voxa_array_view(&in, a, VOXA_BOOL, 2, s2);
+    voxa_array_view(&gv, g32, VOXA_U32, 2, s2);
+    CHECK_STATUS(voxa_edt_slices(&in, sp, &gv, &has_bg), VOXA_EINVAL);
+    CHECK_MSG("unit spacing");
+    voxa_array_view(&gv, g64, VOXA_F32, 2, s2);
+    CHECK_STATUS(voxa_edt_slices(&in, NULL, &gv, &has_bg), VOXA_EINVAL);
+    CHECK_MSG("float64 or uint32");
+    voxa_array_view(&gv, g64, VOXA_F64, 2, s2);
+    voxa_array_view(&ov, got, VOXA_F64, 2, s2);
+    CHECK_STATUS(voxa_edt_columns(&gv, org, 1, NULL, &ov), VOXA_EINVAL);
+    CHECK_MSG("axis 0 whole");
+    int64_t one[1] = {5};
+    voxa_array_view(&in, a, VOXA_BOOL, 1, one);
+    voxa_array_view(&gv, g64, VOXA_F64, 1, one);
+    CHECK_STATUS(voxa_edt_slices(&in, NULL, &gv, &has_bg), VOXA_EINVAL);
+    CHECK_MSG("at least 2 dimensions");
+}
+
 int main(void) {
     RUN(test_random);
     RUN(test_no_background_and_views);
     RUN(test_errors);
+    RUN(test_two_passes);
     VTEST_END();
 }

@@ -4,7 +4,7 @@
  * centroid_weighted, moments2, std): n, then each column as bytes (int64 for
  * label, num_pixels and bbox, float64 otherwise; n x ndim, n x 2ndim or
  * n x ndim x ndim row-major for the per-axis ones), None where absent.
- * voxa/regionprops.py checks the arguments and names the columns. Below it,
+ * voxa/_regionprops_table.py checks the arguments and names the columns. Below it,
  * perimeter_counts and perimeter_of_counts (voxa_measure_perimeter_*) and
  * euler_counts (voxa_measure_euler_counts). */
 #include "common.h"

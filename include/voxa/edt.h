@@ -89,6 +89,18 @@ VOXA_API voxa_status voxa_edt_slices(const voxa_array *in, const double *spacing
 VOXA_API voxa_status voxa_edt_columns(const voxa_array *g, const int64_t *origin, int has_bg,
                                       const voxa_edt_params *p, voxa_array *out);
 
+/** The same two passes for voxa_edt_cdt's metrics (taxicab, chessboard):
+ *  voxa_edt_cdt_slices: voxa_edt_cdt of every slice of `in` alone into `g`
+ *  (C-contiguous int32, in's shape; -1 where a slice has no background);
+ *  voxa_edt_cdt_columns: for a block of those values holding axis 0 whole,
+ *  min_q g(q) + |z - q| (taxicab) or min_q max(g(q), |z - q|) (chessboard)
+ *  along axis 0 into `out` (C-contiguous int32, g's shape; -1 where the
+ *  volume has no background). Together equal to voxa_edt_cdt. */
+VOXA_API voxa_status voxa_edt_cdt_slices(const voxa_array *in, voxa_edt_metric metric,
+                                         voxa_array *g);
+VOXA_API voxa_status voxa_edt_cdt_columns(const voxa_array *g, voxa_edt_metric metric,
+                                          voxa_array *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -41,6 +41,8 @@
     X(edt_slices, "edt_slices(block, spacing, g) -> has_bg: EDT pass 1 by slices (voxa.dask)")  \
     X(edt_columns, "edt_columns(g, origin, has_bg, spacing, squared, out): EDT pass 2 along "    \
                    "axis 0 (voxa.dask)")                                                         \
+    X(edt_cdt_slices, "edt_cdt_slices(block, metric, g): cdt pass 1 by slices (voxa.dask)")     \
+    X(edt_cdt_columns, "edt_cdt_columns(g, metric, out): cdt pass 2 along axis 0 (voxa.dask)")  \
     X(measure, "measure(labels, intensity=None, spacing=None, moments=False, std=False) -> "   \
                "(n, label, "                                                                    \
                "num_pixels, area, centroid, bbox, mean, min, max, sum, centroid_weighted, "     \

@@ -1,9 +1,12 @@
 /* voxa.dask's exact EDT by chunks (python/voxa/dask/_edt.py): the two passes
  * of include/voxa/edt.h, with the GIL released.
  *   edt_slices(block, spacing, g) -> has_bg: pass 1 on a block of whole
- *       slices (every axis but 0 whole), float64 squared distances into g;
+ *       slices (every axis but 0 whole), squared distances into g (float64,
+ *       or uint32 with unit spacing);
  *   edt_columns(g, origin, has_bg, spacing, squared, out): pass 2 on a block
- *       holding axis 0 whole, written as voxa_edt writes (f64, f32, u32).
+ *       holding axis 0 whole, written as voxa_edt writes (f64, f32, u32);
+ *   edt_cdt_slices / edt_cdt_columns: the same for distance_transform_cdt's
+ *       taxicab and chessboard metrics (int32).
  * spacing: None or ndim float64 values. */
 #include "common.h"
 
@@ -59,6 +62,47 @@ PyObject *vx_py_edt_columns(PyObject *self, PyObject *args, PyObject *kw) {
         voxa_status s;
         Py_BEGIN_ALLOW_THREADS
         s = voxa_edt_columns(&g, origin, has_bg, &p, &out);
+        Py_END_ALLOW_THREADS
+        ret = s == VOXA_OK ? Py_NewRef(Py_None) : vx_raise(s);
+    }
+    vx_release(&b);
+    return ret;
+}
+
+/* edt_cdt_slices(block, metric, g) and edt_cdt_columns(g, metric, out): the
+ * same passes for the city block (metric 1) and chessboard (2) metrics,
+ * int32 values. */
+PyObject *vx_py_edt_cdt_slices(PyObject *self, PyObject *args, PyObject *kw) {
+    static char *kwlist[] = {"block", "metric", "g", NULL};
+    PyObject *in_o, *g_o;
+    int metric;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OiO", kwlist, &in_o, &metric, &g_o)) return NULL;
+    vx_bufs b = {0};
+    voxa_array in, g;
+    PyObject *ret = NULL;
+    if (vx_array(&b, in_o, 0, "block", &in) == 0 && vx_array(&b, g_o, 1, "g", &g) == 0) {
+        voxa_status s;
+        Py_BEGIN_ALLOW_THREADS
+        s = voxa_edt_cdt_slices(&in, (voxa_edt_metric)metric, &g);
+        Py_END_ALLOW_THREADS
+        ret = s == VOXA_OK ? Py_NewRef(Py_None) : vx_raise(s);
+    }
+    vx_release(&b);
+    return ret;
+}
+
+PyObject *vx_py_edt_cdt_columns(PyObject *self, PyObject *args, PyObject *kw) {
+    static char *kwlist[] = {"g", "metric", "out", NULL};
+    PyObject *g_o, *out_o;
+    int metric;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OiO", kwlist, &g_o, &metric, &out_o)) return NULL;
+    vx_bufs b = {0};
+    voxa_array g, out;
+    PyObject *ret = NULL;
+    if (vx_array(&b, g_o, 0, "g", &g) == 0 && vx_array(&b, out_o, 1, "out", &out) == 0) {
+        voxa_status s;
+        Py_BEGIN_ALLOW_THREADS
+        s = voxa_edt_cdt_columns(&g, (voxa_edt_metric)metric, &out);
         Py_END_ALLOW_THREADS
         ret = s == VOXA_OK ? Py_NewRef(Py_None) : vx_raise(s);
     }

@@ -14,16 +14,17 @@
  *           voxa_edt_slices, squared distances (uint32 with unit spacing
  *           where they fit, else float64), the same passes in the same order
  *           as the whole-volume run; city block and
- *           chessboard: the op itself on the slice, int32), write g to a
+ *           chessboard: voxa_edt_cdt_slices, int32), write g to a
  *           scratch .npy store;
  *   pass B  pencils spanning axis 0 whole (Z x block[1] x ... ): read g,
  *           run the 1-D pass along axis 0 on every column (Euclidean:
  *           voxa_edt_columns, the core's own lower envelope, so the same
  *           parabola wins; city block: two scans; chessboard: the nearest q
  *           with max(g(q), |z - q|) minimal, searched outwards from z and
- *           stopped at the best value found), write the output.
- * The Euclidean passes live in src/ops/distance/edt_passes.c, which
- * voxa.dask runs too.
+ *           stopped at the best value found; voxa_edt_cdt_columns), write the
+ *           output.
+ * The passes live in src/ops/distance/edt_passes.c, which voxa.dask runs
+ * too.
  * The scratch store is removed on success and on failure (it is a created
  * store that is never committed).
  *
@@ -140,15 +141,18 @@ int voxa__edt_plan(const voxa_args *a, voxa_store *in, const voxa_stream_options
     return 1;
 }
 
+static voxa_edt_metric cdt_metric(const edt_job *j) {
+    return j->metric == CITYBLOCK ? VOXA_EDT_TAXICAB : VOXA_EDT_CHESSBOARD;
+}
+
 /* ---- pass A: slices ------------------------------------------------------------ */
 
-static voxa_status slab_pass(const voxa_args *a, const edt_job *j, const voxa_stream_plan *p,
-                             voxa_store *in, voxa_store *g, int *has_bg,
-                             const voxa_progress *progress, int64_t steps) {
+static voxa_status slab_pass(const edt_job *j, const voxa_stream_plan *p, voxa_store *in,
+                             voxa_store *g, int *has_bg, const voxa_progress *progress,
+                             int64_t steps) {
     int nd = j->nd;
-    int64_t t = p->block[0], shape[VOXA_MAXDIM], slice = 1;
+    int64_t t = p->block[0], shape[VOXA_MAXDIM];
     memcpy(shape, p->shape, sizeof shape);
-    for (int d = 1; d < nd; d++) slice *= shape[d];
     shape[0] = t;
     voxa_array ibuf = {0}, gbuf = {0};
     voxa_status st = voxa_array_new(&ibuf, in->t, nd, shape);
@@ -162,15 +166,8 @@ static voxa_status slab_pass(const voxa_args *a, const edt_job *j, const voxa_st
         st = voxa_store_read(in, lo, &iv);
         if (st == VOXA_OK && j->metric == EUCLIDEAN)
             st = voxa_edt_slices(&iv, j->has_sp ? j->sp : NULL, &gv, has_bg);
-        for (int64_t z = 0; st == VOXA_OK && j->metric != EUCLIDEAN && z < shape[0]; z++) {
-            /* the op itself on the slice: int32, -1 where it has no background */
-            voxa_array si, so;
-            voxa_array_view(&si, (char *)iv.data + z * slice * (int64_t)voxa_dtype_size(in->t),
-                            in->t, nd - 1, shape + 1);
-            voxa_array_view(&so, (int32_t *)gv.data + z * slice, VOXA_I32, nd - 1, shape + 1);
-            st = voxa_op_run(a, &si, &so, NULL, NULL);
-            if (st == VOXA_OK && !*has_bg) *has_bg = ((int32_t *)so.data)[0] != -1;
-        }
+        else if (st == VOXA_OK)
+            st = voxa_edt_cdt_slices(&iv, cdt_metric(j), &gv);
         if (st == VOXA_OK) st = voxa_store_write(g, lo, &gv);
         if (st == VOXA_OK) st = voxa__progress(progress, k + 1, steps);
     }
@@ -180,47 +177,6 @@ static voxa_status slab_pass(const voxa_args *a, const edt_job *j, const voxa_st
 }
 
 /* ---- pass B: columns along axis 0 ------------------------------------------------ */
-
-/* Euclidean columns: voxa_edt_columns (src/ops/distance/edt_passes.c). City
- * block and chessboard columns, on the int32 slice transforms: */
-typedef struct col_ctx {
-    const edt_job *j;
-    int64_t n, ncols;        /* column length (axis 0), columns in the pencil */
-    const int32_t *g;        /* (n, ncols) slice transforms */
-    int32_t *out;            /* (n, ncols) output */
-    char *scratch;
-    size_t per;
-} col_ctx;
-
-static voxa_status columns(int64_t lo, int64_t hi, int tid, void *vc) {
-    const col_ctx *c = vc;
-    const edt_job *j = c->j;
-    int64_t n = c->n, m = c->ncols;
-    int32_t *ig = (int32_t *)(c->scratch + (size_t)tid * c->per);
-    for (int64_t col = lo; col < hi; col++) {
-        const int32_t *src = c->g;
-        int32_t *dst = c->out;
-        for (int64_t q = 0; q < n; q++) ig[q] = src[q * m + col] < 0 ? INT32_MAX : src[q * m + col];
-        if (j->metric == CITYBLOCK) {
-            for (int64_t q = 1; q < n; q++)
-                if (ig[q - 1] != INT32_MAX && ig[q - 1] + 1 < ig[q]) ig[q] = ig[q - 1] + 1;
-            for (int64_t q = n - 2; q >= 0; q--)
-                if (ig[q + 1] != INT32_MAX && ig[q + 1] + 1 < ig[q]) ig[q] = ig[q + 1] + 1;
-            for (int64_t x = 0; x < n; x++) dst[x * m + col] = ig[x] == INT32_MAX ? -1 : ig[x];
-            continue;
-        }
-        /* chessboard: min over q of max(g(q), |x - q|), searched outwards */
-        for (int64_t x = 0; x < n; x++) {
-            int64_t best = ig[x];
-            for (int64_t d = 1; d < best && (x - d >= 0 || x + d < n); d++) {
-                if (x - d >= 0 && ig[x - d] < best) best = ig[x - d] > d ? ig[x - d] : d;
-                if (x + d < n && ig[x + d] < best) best = ig[x + d] > d ? ig[x + d] : d;
-            }
-            dst[x * m + col] = best == INT32_MAX ? -1 : (int32_t)best;
-        }
-    }
-    return VOXA_OK;
-}
 
 static voxa_status pencil_pass(const edt_job *j, const voxa_stream_plan *p, voxa_store *g,
                                voxa_store *out, int has_bg, const voxa_progress *progress,
@@ -236,21 +192,13 @@ static voxa_status pencil_pass(const edt_job *j, const voxa_stream_plan *p, voxa
     voxa_array gbuf = {0}, obuf = {0};
     voxa_status st = voxa_array_new(&gbuf, j->gt, nd, pshape);
     if (st == VOXA_OK) st = voxa_array_new(&obuf, j->out_t, nd, pshape);
-    int nt = 1;
-    size_t per = (size_t)(p->shape[0] + 1) * sizeof(int32_t);
-    char *scratch = NULL;
-    if (st == VOXA_OK && j->metric != EUCLIDEAN) {
-        scratch = voxa__thread_scratch(1, per, &nt);
-        if (!scratch) st = voxa__error(VOXA_ENOMEM, "edt: out of memory for columns");
-    }
     for (int64_t k = 0; st == VOXA_OK && k < npencils; k++) {
-        int64_t lo[VOXA_MAXDIM] = {0}, shape[VOXA_MAXDIM], ncols = 1, r = k;
+        int64_t lo[VOXA_MAXDIM] = {0}, shape[VOXA_MAXDIM], r = k;
         shape[0] = p->shape[0];
         for (int d = nd - 1; d >= 1; d--) {
             lo[d] = (r % grid[d]) * pshape[d];
             r /= grid[d];
             shape[d] = lo[d] + pshape[d] <= p->shape[d] ? pshape[d] : p->shape[d] - lo[d];
-            ncols *= shape[d];
         }
         voxa_array gv = voxa__shaped(&gbuf, nd, shape), ov = voxa__shaped(&obuf, nd, shape);
         if (has_bg || j->metric != EUCLIDEAN) st = voxa_store_read(g, lo, &gv);
@@ -258,13 +206,11 @@ static voxa_status pencil_pass(const edt_job *j, const voxa_stream_plan *p, voxa
             voxa_edt_params ep = {.spacing = j->has_sp ? j->sp : NULL, .squared = j->squared};
             st = voxa_edt_columns(&gv, lo, has_bg, &ep, &ov);
         } else if (st == VOXA_OK) {
-            col_ctx c = {j, shape[0], ncols, gv.data, ov.data, scratch, per};
-            st = voxa__parallel_for_nt(ncols, voxa__grain(shape[0]), nt, columns, &c);
+            st = voxa_edt_cdt_columns(&gv, cdt_metric(j), &ov);
         }
         if (st == VOXA_OK) st = voxa_store_write(out, lo, &ov);
         if (st == VOXA_OK) st = voxa__progress(progress, done + k + 1, steps);
     }
-    voxa__free(scratch);
     voxa_array_free(&gbuf);
     voxa_array_free(&obuf);
     return st;
@@ -302,7 +248,7 @@ voxa_status voxa__stream_edt(const voxa_args *a, const voxa_stream_plan *p, voxa
     int64_t nslabs = (p->shape[0] + p->block[0] - 1) / p->block[0], npencils = 1;
     for (int d = 1; d < p->ndim; d++) npencils *= p->grid[d];
     int64_t steps = nslabs + npencils;
-    voxa_status st = slab_pass(a, &j, p, in, g, &has_bg, progress, steps);
+    voxa_status st = slab_pass(&j, p, in, g, &has_bg, progress, steps);
     if (st == VOXA_OK) st = pencil_pass(&j, p, g, out, has_bg, progress, nslabs, steps);
     voxa_store_close(g); /* removes the scratch file */
     return st;

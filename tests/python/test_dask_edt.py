@@ -81,3 +81,34 @@ def test_uint32_that_may_overflow_is_refused_at_the_call():
     x = da.ones((50000, 50000), dtype=bool, chunks=25000)  # 2 x 50001^2 > 2^32
     with pytest.raises(ValueError, match="may exceed uint32"):
         vd.distance_transform_edt(x, squared=True, dtype=np.uint32)
+
+
+@pytest.mark.parametrize("shape, chunks", [((19, 23, 17), (5, 7, 6)), ((31, 9), (4, 2)),
+                                           ((6, 7, 5, 4), (2, 3, 5, 1)), ((2, 40, 3), (1, 7, 3))])
+@pytest.mark.parametrize("p", [0.3, 0.97, 1.0])
+def test_cdt_equals_scipy(shape, chunks, p):
+    """distance_transform_cdt by chunks, taxicab and chessboard (names and
+    scipy's arrays for them), equals scipy; other metric arrays and indices
+    run on one chunk, equal too."""
+    m = RNG.random(shape) < p
+    x = da.from_array(m, chunks=chunks)
+    nd = m.ndim
+    for metric in ("taxicab", "cityblock", "chessboard", ndi.generate_binary_structure(nd, 1),
+                   np.ones((3,) * nd, bool), ndi.generate_binary_structure(nd, 2)):
+        got = vd.distance_transform_cdt(x, metric)
+        assert got.chunks == x.chunks or nd == 1
+        same(got.compute(), ndi.distance_transform_cdt(m, metric))
+    d, i = vd.distance_transform_cdt(x, "taxicab", return_indices=True)
+    wd, wi = ndi.distance_transform_cdt(m, "taxicab", return_indices=True)
+    same(d.compute(), wd)
+    same(i.compute(), wi)
+
+
+def test_cdt_arguments_fail_at_the_call():
+    x = da.from_array(RNG.random((8, 9)) < 0.5, chunks=4)
+    with pytest.raises(ValueError, match="invalid metric"):
+        vd.distance_transform_cdt(x, "euclidean")
+    with pytest.raises(RuntimeError, match="at least one"):
+        vd.distance_transform_cdt(x, return_distances=False)
+    with pytest.raises(TypeError):
+        vd.distance_transform_cdt(x, distances=np.zeros((8, 9), np.int32))

@@ -38,7 +38,7 @@ def pytest_collection_finish(session):
 
 
 DASK_NAMES = ["label", "binary_dilation", "binary_erosion", "binary_opening", "binary_closing",
-              "binary_fill_holes", "distance_transform_edt"]
+              "binary_fill_holes", "distance_transform_edt", "distance_transform_cdt"]
 
 PLUGIN_DASK = f"""
 import inspect
@@ -70,7 +70,7 @@ def _lazy(name):
                 given["output"][...] = r[0]
                 return int(r[1])
             return r[0], int(r[1])
-        if name == "distance_transform_edt" and given:
+        if name.startswith("distance_transform_") and given:
             parts = list(r) if isinstance(r, tuple) else [r]
             asked = [k for k, on in (("distances", a.get("return_distances", True)),
                                      ("indices", a.get("return_indices", False))) if on]

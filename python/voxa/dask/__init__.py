@@ -18,9 +18,10 @@ Import it explicitly (``import voxa.dask``); it needs ``dask[array]`` (and
 - ``binary_fill_holes`` is exact by blocks too: the background's components
   (``label`` of the complement with the structure) that do not touch the
   volume's edge are the holes.
-- ``distance_transform_edt`` is exact by chunks in two passes (slabs of whole
-  slices, then pencils holding axis 0 whole; ``_edt.py``); with
-  ``max_distance`` it is local (chunks overlap by the distance).
+- ``distance_transform_edt`` and ``distance_transform_cdt`` (taxicab,
+  chessboard) are exact by chunks in two passes (slabs of whole slices, then
+  pencils holding axis 0 whole; ``_edt.py``); with ``max_distance`` the EDT
+  is local (chunks overlap by the distance).
 - ``extract_patches`` groups the ROIs by the chunk of their corner and reads,
   per group, only the box its patches need.
 
@@ -37,8 +38,9 @@ import dask.array as da
 from dask.base import tokenize
 
 from .. import _backend, _ndsupport as nds, _shape_props, _voxa
-from ..distance import edt_dtype
-from ..morphology import _NATIVE, distance_transform_edt as _edt_np
+from ..distance import _c_metric, _metric_offsets, edt_dtype
+from ..morphology import (_NATIVE, distance_transform_cdt as _cdt_np,
+                          distance_transform_edt as _edt_np)
 from ..points import _points_array, balls as _balls_np
 from .._regionprops_table import (check_intensity, check_labels, check_perimeter_spacing,
                                   check_properties, named_columns, perimeter_of,
@@ -56,7 +58,8 @@ from ._route import routed
 from ._threshold import mask_above, otsu
 
 __all__ = ["label", "binary_dilation", "binary_erosion", "binary_opening", "binary_closing",
-           "binary_fill_holes", "distance_transform_edt", "richardson_lucy", "balls",
+           "binary_fill_holes", "distance_transform_edt", "distance_transform_cdt",
+           "richardson_lucy", "balls",
            "extract_patches", "threshold_otsu", "threshold", "regionprops_table"]
 
 
@@ -236,12 +239,48 @@ def distance_transform_edt(input, sampling=None, return_distances=True, return_i
             _check_uint32(x.shape, out_dtype)
             return _edt.exact(x if x.dtype in _NATIVE else x != 0, sp, bool(squared), out_dtype)
         return x.rechunk(-1).map_blocks(functools.partial(routed(_edt_np, backend), **kw),
-                                        dtype=out_dtype, name="voxa-edt-" + tok)
+                                        dtype=out_dtype,
+                                        name="voxa-edt-" + tok).rechunk(x.chunks)
     sp = np.broadcast_to(np.asarray(1.0 if sampling is None else sampling, float), (x.ndim,))
     depth = [int(np.ceil(max_distance / abs(s))) + 1 for s in sp]
     cap = float(max_distance) ** 2 if squared else float(max_distance)
     return _overlap(x, routed(_edt_clamped, backend), depth, out_dtype, cap=cap, **kw,
                     name="voxa-edt-" + tok)
+
+
+def distance_transform_cdt(input, metric="chessboard", return_distances=True,
+                           return_indices=False, distances=None, indices=None, *, backend=None):
+    """``scipy.ndimage.distance_transform_cdt`` of a dask array, with its
+    arguments (``distances``/``indices`` must be None: the results are new
+    dask arrays). The taxicab and chessboard metrics (names, or scipy's
+    arrays for them) run exact by chunks in two passes, like
+    ``distance_transform_edt`` (``_edt.py``); other metric arrays, indices,
+    a single chunk, a 1-D array or a device ``backend`` run on one chunk.
+    int32, -1 everywhere without background, as scipy."""
+    lazy_output(distances, "distances")
+    lazy_output(indices, "indices")
+    if not return_distances and not return_indices:
+        raise RuntimeError("at least one of return_distances/return_indices must be True")
+    x = da.asarray(input)
+    if x.ndim == 0:
+        raise TypeError("distance_transform_cdt: input must have at least 1 dimension "
+                        "(scipy raises TypeError on 0-d input too)")
+    name = _cdt_metric(metric, x.ndim)  # a bad metric fails here, not in a task
+    if (not return_indices and name is not None and x.ndim >= 2 and x.npartitions > 1
+            and backend in (None, "cpu")):
+        return _edt.exact_cdt(x != 0, 1 if name == "taxicab" else 2)
+    tok = tokenize(x, metric, return_distances, return_indices)
+    fn = functools.partial(routed(_cdt_np, backend), metric=metric,
+                           return_distances=return_distances, return_indices=return_indices)
+    if not return_indices:  # one chunk, split back to the input's
+        return x.rechunk(-1).map_blocks(fn, dtype=np.int32,
+                                        name="voxa-cdt-" + tok).rechunk(x.chunks)
+    both = dask.delayed(fn, pure=True)(x.rechunk(-1), dask_key_name="voxa-cdt-" + tok)
+    ind_shape = (x.ndim,) + x.shape
+    if not return_distances:
+        return da.from_delayed(both, ind_shape, np.int32)
+    return (da.from_delayed(both[0], x.shape, np.int32),
+            da.from_delayed(both[1], ind_shape, np.int32))
 
 
 def _exact_spacing(x, sampling):
@@ -256,6 +295,12 @@ def _exact_spacing(x, sampling):
     except (RuntimeError, TypeError, ValueError):
         return False
     return np.ascontiguousarray(sp) if np.all(np.isfinite(sp)) and np.all(sp > 0) else False
+
+
+def _cdt_metric(metric, ndim):
+    """'taxicab' or 'chessboard' where scipy's metric is one of them (the
+    chunked passes take it), else None; a bad metric raises scipy's error."""
+    return _c_metric(_metric_offsets(metric, ndim), ndim)
 
 
 def _check_uint32(shape, dtype):

@@ -1,23 +1,27 @@
-"""voxa.dask.distance_transform_edt without max_distance: exact by chunks,
-no task holding the volume.
+"""voxa.dask's distance transforms without a distance bound, exact by
+chunks, no task holding the volume: distance_transform_edt (no
+max_distance) and distance_transform_cdt (taxicab, chessboard).
 
-The squared distance is separable along axis 0 (include/voxa/edt.h,
-src/ops/distance/edt_passes.c): with g2(q, .) the squared distance of slice
-q alone to its own background, D2(z, .) = min_q g2(q, .) + (s_0 (z - q))^2.
-1. ``voxa-edt-slices``: the input rechunked into slabs of whole slices (axis 0
-   cut, every other axis whole), each through pass 1 (g2: uint32 with unit
-   spacing, exact integers, else float64);
-2. g2 rechunked into pencils holding axis 0 whole, each through pass 2
-   (``voxa-edt-columns``), given whether the volume has any background (a
-   reduction over the input's chunks: without any, scipy measures from index
-   (-1, 0, ..., 0));
+Each metric is separable along axis 0 (include/voxa/edt.h,
+src/ops/distance/edt_passes.c): with g(q, .) the transform of slice q alone,
+    Euclidean   D2(z, .) = min_q g2(q, .) + (s_0 (z - q))^2
+    taxicab     D(z, .)  = min_q g(q, .) + |z - q|
+    chessboard  D(z, .)  = min_q max(g(q, .), |z - q|).
+1. ``voxa-<op>-slices``: the input rechunked into slabs of whole slices (axis
+   0 cut, every other axis whole), each through pass 1 (Euclidean: g2 as
+   uint32 with unit spacing, exact integers, else float64; cdt: int32);
+2. g rechunked into pencils holding axis 0 whole, each through pass 2
+   (``voxa-<op>-columns``); the Euclidean pass is given whether the volume has
+   any background (a reduction over the input's chunks: without any, scipy
+   measures from index (-1, 0, ..., 0));
 3. the result back in the input's chunks.
-Equal to voxa.distance_transform_edt on the whole array bit for bit (the
-same core, passes and arithmetic). Memory: a slab task holds its slab
-(input + G bytes a voxel, G = 4 for uint32 g2, 8 for float64), a pencil task
-its pencil (G + output bytes); between the passes g2, G bytes a voxel of the
-volume, lives in the workers' memory, spread over them, as any rechunk's
-data does."""
+Equal to the in-memory functions bit for bit (the same cores, passes and
+arithmetic). Memory: a slab task holds its slab (input + G bytes a voxel,
+G = 4 for uint32 or int32 g, 8 for float64), a pencil task its pencil (G +
+output bytes); between the passes g, G bytes a voxel of the volume, lives in
+the workers' memory, spread over them, as any rechunk's data does."""
+import functools
+
 import numpy as np
 
 import dask.array as da
@@ -33,18 +37,30 @@ def _slab(block, sp, gdt):
     return g
 
 
-def _g_dtype(shape, sp):
-    """The slice values' dtype: uint32 (exact integers, half the bytes) with
-    unit spacing where a slice's squared distances stay below 2^32 - 1, else
-    float64 (as the chunk executor chooses, src/stream/run_edt.c)."""
-    small = sum((n + 1) ** 2 for n in shape[1:]) < 2**32 - 1
-    return np.dtype(np.uint32 if sp is None and small else np.float64)
-
-
 def _columns(g, has_bg, origin, sp, squared, dtype):
     out = np.empty(g.shape, dtype)
     _voxa.edt_columns(np.ascontiguousarray(g), origin, bool(has_bg), sp, squared, out)
     return out
+
+
+def _cdt_slab(block, metric):
+    g = np.empty(block.shape, np.int32)
+    _voxa.edt_cdt_slices(np.asarray(block), metric, g)
+    return g
+
+
+def _cdt_columns(g, has_bg, origin, metric):
+    out = np.empty(g.shape, np.int32)
+    _voxa.edt_cdt_columns(np.ascontiguousarray(g), metric, out)
+    return out
+
+
+def _g_dtype(shape, sp):
+    """The Euclidean slice values' dtype: uint32 (exact integers, half the
+    bytes) with unit spacing where a slice's squared distances stay below
+    2^32 - 1, else float64 (as the chunk executor chooses, run_edt.c)."""
+    small = sum((n + 1) ** 2 for n in shape[1:]) < 2**32 - 1
+    return np.dtype(np.uint32 if sp is None and small else np.float64)
 
 
 def _fit(sizes, whole, target):
@@ -57,28 +73,42 @@ def _fit(sizes, whole, target):
     return sizes
 
 
-def exact(x, sp, squared, dtype):
-    """The distances of dask array x (ndim >= 2, several chunks); sp: None or
-    ndim spacings > 0; dtype float64, float32 or uint32 (checked)."""
+def _passes(x, op, tok, slab, gdt, columns, dtype, has_bg):
+    """slabs -> slab(block) -> pencils -> columns(block, has_bg, origin) ->
+    the input's chunks. has_bg: a 0-d dask array, or True."""
     nd, shape = x.ndim, x.shape
     target = max(int(np.prod([max(c) for c in x.chunks])), 1)
-    slice_voxels = int(np.prod(shape[1:]))
-    slabs = x.rechunk((max(1, target // max(slice_voxels, 1)),) + tuple(shape[1:]))
-    tok = tokenize(x, sp, squared, dtype)
-    gdt = _g_dtype(shape, sp)
-    g = slabs.map_blocks(_slab, sp, gdt, dtype=gdt, name="voxa-edt-slices-" + tok,
+    slice_voxels = max(int(np.prod(shape[1:])), 1)
+    slabs = x.rechunk((max(1, target // slice_voxels),) + tuple(shape[1:]))
+    g = slabs.map_blocks(slab, dtype=gdt, name=f"voxa-{op}-slices-{tok}",
                          meta=np.empty((0,) * nd, gdt))
     pencils = g.rechunk((shape[0],) + tuple(_fit([max(c) for c in x.chunks[1:]], shape[0],
                                                  target)))
-    has_bg = (x == 0).any()
     begin = [np.concatenate([[0], np.cumsum(c)[:-1]]).astype(int) for c in pencils.chunks]
-    name = "voxa-edt-columns-" + tok
-    graph = {}
-    for idx in np.ndindex(*pencils.numblocks):
-        origin = [int(begin[d][idx[d]]) for d in range(nd)]
-        graph[(name,) + idx] = (_columns, (pencils.name,) + idx, (has_bg.name,), origin, sp,
-                                squared, dtype)
-    hlg = HighLevelGraph.from_collections(name, graph, dependencies=[pencils, has_bg])
-    out = da.Array(hlg, name, chunks=pencils.chunks, dtype=dtype,
-                   meta=np.empty((0,) * nd, dtype))
+    name = f"voxa-{op}-columns-{tok}"
+    bg = (has_bg.name,) if isinstance(has_bg, da.Array) else True
+    graph = {(name,) + idx: (columns, (pencils.name,) + idx, bg,
+                             [int(begin[d][idx[d]]) for d in range(nd)])
+             for idx in np.ndindex(*pencils.numblocks)}
+    deps = [pencils] + ([has_bg] if isinstance(has_bg, da.Array) else [])
+    out = da.Array(HighLevelGraph.from_collections(name, graph, dependencies=deps), name,
+                   chunks=pencils.chunks, dtype=dtype, meta=np.empty((0,) * nd, dtype))
     return out.rechunk(x.chunks)
+
+
+def exact(x, sp, squared, dtype):
+    """Euclidean distances of dask array x (ndim >= 2, several chunks); sp:
+    None or ndim spacings > 0; dtype float64, float32 or uint32 (checked)."""
+    gdt = _g_dtype(x.shape, sp)
+    return _passes(x, "edt", tokenize(x, sp, squared, dtype),
+                   functools.partial(_slab, sp=sp, gdt=gdt), gdt,
+                   functools.partial(_columns, sp=sp, squared=squared, dtype=dtype), dtype,
+                   (x == 0).any())
+
+
+def exact_cdt(x, metric):
+    """Taxicab (metric 1) or chessboard (2) distances of dask array x (ndim
+    >= 2, several chunks), int32, -1 everywhere without background."""
+    return _passes(x, "cdt", tokenize(x, metric), functools.partial(_cdt_slab, metric=metric),
+                   np.dtype(np.int32), functools.partial(_cdt_columns, metric=metric),
+                   np.dtype(np.int32), True)

@@ -163,3 +163,95 @@ VOXA_API voxa_status voxa_edt_columns(const voxa_array *g, const int64_t *origin
     voxa__free(c.scratch);
     return st;
 }
+
+/* ---- city block and chessboard (voxa_edt_cdt's metrics) ---------------------------
+ * Separable along axis 0 too: with g(q, .) the transform of slice q alone
+ * (none: no background in the slice),
+ *     city block  D(z, .) = min_q g(q, .) + |z - q|
+ *     chessboard  D(z, .) = min_q max(g(q, .), |z - q|). */
+
+VOXA_API voxa_status voxa_edt_cdt_slices(const voxa_array *in, voxa_edt_metric metric,
+                                         voxa_array *g) {
+    VOXA_CHECK(voxa_array_check(in, "input"));
+    VOXA_CHECK(voxa_array_check(g, "g"));
+    VOXA_FAIL_IF(in->ndim < 2, VOXA_EINVAL, "cdt slices: input must have at least 2 dimensions");
+    VOXA_FAIL_IF(!voxa__same_shape(in, g) || g->dtype != VOXA_I32 ||
+                     !voxa_array_is_c_contiguous(g),
+                 VOXA_EINVAL, "cdt slices: g must be C-contiguous int32 of the input's shape");
+    int64_t slice = voxa_array_size(g) / (in->shape[0] ? in->shape[0] : 1);
+    voxa_status st = VOXA_OK;
+    for (int64_t z = 0; st == VOXA_OK && z < in->shape[0] && slice; z++) {
+        voxa_array si = *in, so;
+        si.ndim = in->ndim - 1;
+        memmove(si.shape, in->shape + 1, sizeof(int64_t) * (size_t)si.ndim);
+        memmove(si.strides, in->strides + 1, sizeof(int64_t) * (size_t)si.ndim);
+        si.data = (char *)in->data + z * in->strides[0];
+        voxa_array_view(&so, (int32_t *)g->data + z * slice, VOXA_I32, si.ndim, si.shape);
+        st = voxa_edt_cdt(&si, &so, metric);
+    }
+    return st;
+}
+
+typedef struct cdt_ctx {
+    const int32_t *g;
+    int32_t *out;
+    voxa_edt_metric metric;
+    int64_t n, ncols;
+    char *scratch;
+    size_t per;
+} cdt_ctx;
+
+static voxa_status cdt_columns(int64_t lo, int64_t hi, int tid, void *vc) {
+    const cdt_ctx *c = vc;
+    int64_t n = c->n, m = c->ncols;
+    int32_t *ig = (int32_t *)(c->scratch + (size_t)tid * c->per);
+    for (int64_t col = lo; col < hi; col++) {
+        for (int64_t q = 0; q < n; q++) {
+            int32_t v = c->g[q * m + col];
+            ig[q] = v < 0 ? INT32_MAX : v;
+        }
+        if (c->metric == VOXA_EDT_TAXICAB) { /* a forward and a backward scan */
+            for (int64_t q = 1; q < n; q++)
+                if (ig[q - 1] != INT32_MAX && ig[q - 1] + 1 < ig[q]) ig[q] = ig[q - 1] + 1;
+            for (int64_t q = n - 2; q >= 0; q--)
+                if (ig[q + 1] != INT32_MAX && ig[q + 1] + 1 < ig[q]) ig[q] = ig[q + 1] + 1;
+            for (int64_t x = 0; x < n; x++) c->out[x * m + col] = ig[x] == INT32_MAX ? -1 : ig[x];
+            continue;
+        }
+        /* chessboard: min over q of max(g(q), |x - q|), searched outwards and
+         * stopped at the best value found: O(n D), D the distances met */
+        for (int64_t x = 0; x < n; x++) {
+            int64_t best = ig[x];
+            for (int64_t d = 1; d < best && (x - d >= 0 || x + d < n); d++) {
+                if (x - d >= 0 && ig[x - d] < best) best = ig[x - d] > d ? ig[x - d] : d;
+                if (x + d < n && ig[x + d] < best) best = ig[x + d] > d ? ig[x + d] : d;
+            }
+            c->out[x * m + col] = best == INT32_MAX ? -1 : (int32_t)best;
+        }
+    }
+    return VOXA_OK;
+}
+
+VOXA_API voxa_status voxa_edt_cdt_columns(const voxa_array *g, voxa_edt_metric metric,
+                                          voxa_array *out) {
+    VOXA_CHECK(voxa_array_check(g, "g"));
+    VOXA_CHECK(voxa_array_check(out, "output"));
+    VOXA_FAIL_IF(metric != VOXA_EDT_TAXICAB && metric != VOXA_EDT_CHESSBOARD, VOXA_EINVAL,
+                 "cdt columns: metric %d: expected taxicab (1) or chessboard (2)", (int)metric);
+    VOXA_FAIL_IF(g->ndim < 2 || g->dtype != VOXA_I32 || !voxa_array_is_c_contiguous(g),
+                 VOXA_EINVAL, "cdt columns: g must be C-contiguous int32 with at least 2 "
+                              "dimensions");
+    VOXA_FAIL_IF(!voxa__same_shape(g, out) || out->dtype != VOXA_I32 ||
+                     !voxa_array_is_c_contiguous(out),
+                 VOXA_EINVAL, "cdt columns: output must be C-contiguous int32, of g's shape");
+    cdt_ctx c = {g->data, out->data, metric, g->shape[0], 0, NULL, 0};
+    c.ncols = c.n ? voxa_array_size(g) / c.n : 0;
+    if (c.ncols == 0) return VOXA_OK;
+    c.per = (size_t)(c.n + 1) * sizeof(int32_t);
+    int nt = 1;
+    c.scratch = voxa__thread_scratch(1, c.per, &nt);
+    VOXA_FAIL_IF(!c.scratch, VOXA_ENOMEM, "cdt: out of memory for columns");
+    voxa_status st = voxa__parallel_for_nt(c.ncols, voxa__grain(c.n), nt, cdt_columns, &c);
+    voxa__free(c.scratch);
+    return st;
+}

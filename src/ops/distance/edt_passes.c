@@ -201,6 +201,40 @@ typedef struct cdt_ctx {
     size_t per;
 } cdt_ctx;
 
+/* Taxicab on columns [lo, hi): a forward and a backward scan along axis 0,
+ * row segment by row segment (contiguous, vectorised across the columns);
+ * INT32_MAX stands for "none" and never grows. */
+static voxa_status taxicab_columns(int64_t lo, int64_t hi, int tid, void *vc) {
+    const cdt_ctx *c = vc;
+    int64_t n = c->n, m = c->ncols;
+    int32_t *o = c->out;
+    (void)tid;
+    for (int64_t q = 0; q < n; q++) {
+        const int32_t *src = c->g + q * m;
+        int32_t *cur = o + q * m, *prev = o + (q - 1) * m;
+        for (int64_t col = lo; col < hi; col++) {
+            int32_t v = src[col] < 0 ? INT32_MAX : src[col];
+            if (q) {
+                int32_t p = prev[col] + (prev[col] != INT32_MAX);
+                v = p < v ? p : v;
+            }
+            cur[col] = v;
+        }
+    }
+    for (int64_t q = n - 2; q >= 0; q--) {
+        int32_t *cur = o + q * m, *next = o + (q + 1) * m;
+        for (int64_t col = lo; col < hi; col++) {
+            int32_t p = next[col] + (next[col] != INT32_MAX);
+            cur[col] = p < cur[col] ? p : cur[col];
+        }
+    }
+    for (int64_t q = 0; q < n; q++) {
+        int32_t *cur = o + q * m;
+        for (int64_t col = lo; col < hi; col++) cur[col] = cur[col] == INT32_MAX ? -1 : cur[col];
+    }
+    return VOXA_OK;
+}
+
 static voxa_status cdt_columns(int64_t lo, int64_t hi, int tid, void *vc) {
     const cdt_ctx *c = vc;
     int64_t n = c->n, m = c->ncols;
@@ -209,14 +243,6 @@ static voxa_status cdt_columns(int64_t lo, int64_t hi, int tid, void *vc) {
         for (int64_t q = 0; q < n; q++) {
             int32_t v = c->g[q * m + col];
             ig[q] = v < 0 ? INT32_MAX : v;
-        }
-        if (c->metric == VOXA_EDT_TAXICAB) { /* a forward and a backward scan */
-            for (int64_t q = 1; q < n; q++)
-                if (ig[q - 1] != INT32_MAX && ig[q - 1] + 1 < ig[q]) ig[q] = ig[q - 1] + 1;
-            for (int64_t q = n - 2; q >= 0; q--)
-                if (ig[q + 1] != INT32_MAX && ig[q + 1] + 1 < ig[q]) ig[q] = ig[q + 1] + 1;
-            for (int64_t x = 0; x < n; x++) c->out[x * m + col] = ig[x] == INT32_MAX ? -1 : ig[x];
-            continue;
         }
         /* chessboard: min over q of max(g(q), |x - q|), searched outwards and
          * stopped at the best value found: O(n D), D the distances met */
@@ -247,6 +273,9 @@ VOXA_API voxa_status voxa_edt_cdt_columns(const voxa_array *g, voxa_edt_metric m
     cdt_ctx c = {g->data, out->data, metric, g->shape[0], 0, NULL, 0};
     c.ncols = c.n ? voxa_array_size(g) / c.n : 0;
     if (c.ncols == 0) return VOXA_OK;
+    if (metric == VOXA_EDT_TAXICAB) /* column ranges of at least 256 */
+        return voxa__parallel_for(c.ncols, voxa__grain(c.n) > 256 ? voxa__grain(c.n) : 256,
+                                  taxicab_columns, &c);
     c.per = (size_t)(c.n + 1) * sizeof(int32_t);
     int nt = 1;
     c.scratch = voxa__thread_scratch(1, c.per, &nt);

@@ -59,6 +59,19 @@ VOXA_API voxa_status voxa_edt_slices(const voxa_array *in, const double *spacing
     return st;
 }
 
+/* fn over ncols columns of n values in parallel, each thread with `per`
+ * bytes of scratch, published at *scratch (the context's) while fn runs. */
+static voxa_status over_columns(int64_t ncols, int64_t n, size_t per, voxa__range_fn fn,
+                                void *ctx, char **scratch) {
+    int nt = 1;
+    *scratch = voxa__thread_scratch(1, per, &nt);
+    VOXA_FAIL_IF(!*scratch, VOXA_ENOMEM, "edt: out of memory for columns");
+    voxa_status st = voxa__parallel_for_nt(ncols, voxa__grain(n), nt, fn, ctx);
+    voxa__free(*scratch);
+    *scratch = NULL;
+    return st;
+}
+
 typedef struct col_ctx {
     const void *g;           /* float64, or uint32 (UINT32_MAX: none) */
     voxa_dtype gt;
@@ -156,12 +169,7 @@ VOXA_API voxa_status voxa_edt_columns(const voxa_array *g, const int64_t *origin
     c.origin = origin;
     c.shape = g->shape;
     c.per = (size_t)(c.n + 1) * 40; /* g, f, gv, z: doubles; v: int64 */
-    int nt = 1;
-    c.scratch = voxa__thread_scratch(1, c.per, &nt);
-    VOXA_FAIL_IF(!c.scratch, VOXA_ENOMEM, "edt: out of memory for columns");
-    voxa_status st = voxa__parallel_for_nt(c.ncols, voxa__grain(c.n), nt, columns, &c);
-    voxa__free(c.scratch);
-    return st;
+    return over_columns(c.ncols, c.n, c.per, columns, &c, &c.scratch);
 }
 
 /* ---- city block and chessboard (voxa_edt_cdt's metrics) ---------------------------
@@ -277,10 +285,5 @@ VOXA_API voxa_status voxa_edt_cdt_columns(const voxa_array *g, voxa_edt_metric m
         return voxa__parallel_for(c.ncols, voxa__grain(c.n) > 256 ? voxa__grain(c.n) : 256,
                                   taxicab_columns, &c);
     c.per = (size_t)(c.n + 1) * sizeof(int32_t);
-    int nt = 1;
-    c.scratch = voxa__thread_scratch(1, c.per, &nt);
-    VOXA_FAIL_IF(!c.scratch, VOXA_ENOMEM, "cdt: out of memory for columns");
-    voxa_status st = voxa__parallel_for_nt(c.ncols, voxa__grain(c.n), nt, cdt_columns, &c);
-    voxa__free(c.scratch);
-    return st;
+    return over_columns(c.ncols, c.n, c.per, cdt_columns, &c, &c.scratch);
 }

@@ -172,3 +172,26 @@ def _nested(grid, keys, blocks):
             return at[prefix]
         return [level(prefix + (i,)) for i in range(grid[len(prefix)])]
     return level(())
+
+
+@pytest.mark.parametrize("chunks", [((3,),), ((2, 5, 1),), ((1, 1), (4, 3)), ((2, 3), (1, 2, 1)),
+                                    ((2, 2), (3,), (1, 4)), ((1, 2), (2, 1), (3,), (2, 2))])
+def test_raster_scan_against_cumsum(chunks):
+    """_scan.raster_scan: each block's exclusive prefix sums in raster order of
+    the whole array, and the total, for blocked arrays of 1-4 dimensions."""
+    from dask.core import get
+    from voxa.dask._scan import raster_scan
+    shape = tuple(sum(c) for c in chunks)
+    a = np.random.default_rng(len(shape)).integers(0, 9, shape)
+    begin = [np.concatenate([[0], np.cumsum(c)[:-1]]) for c in chunks]
+    graph = {}
+    for idx in np.ndindex(*[len(c) for c in chunks]):
+        graph[("blk",) + idx] = a[tuple(slice(b[i], b[i] + c[i]) for b, c, i in
+                                        zip(begin, chunks, idx))]
+    prefix, total = raster_scan(graph, lambda idx: ("blk",) + idx, [len(c) for c in chunks], "s")
+    want = (np.cumsum(a.ravel()) - a.ravel()).reshape(shape)
+    for idx in np.ndindex(*[len(c) for c in chunks]):
+        got = get(graph, [prefix(idx)])[0]
+        np.testing.assert_array_equal(got, want[tuple(slice(b[i], b[i] + c[i]) for b, c, i in
+                                                      zip(begin, chunks, idx))])
+    assert int(get(graph, [total])[0]) == a.sum()

@@ -20,10 +20,12 @@ their first voxels, so the job is (a) the smallest id of each component, then
    final id (component minimum) of every id on its faces; a chunk then knows
    it for all its labels. A label owns its component when its own id is the
    minimum.
-4. ``voxa-label-count``: owners counted per row of the chunk (all axes but
-   the last); exclusive prefix sums in raster order (Dask's parallel Blelloch
-   scan over the per-row counts, one column per chunk along the last axis)
-   give every owner its number (``voxa-label-number``).
+4. ``voxa-label-rows``: owners counted per row of the chunk (all axes but
+   the last); exclusive prefix sums in raster order over the per-row counts,
+   one column per chunk along the last axis (``_scan.py``: a task per row of
+   chunks, the row totals scanned one dimension down), give every owner its
+   number (``voxa-label-number``); the total is the count
+   (``voxa-label-count``).
 5. ``voxa-label-up2`` / ``voxa-label-down2``: numbers of owners on faces
    travel the same tree to the chunks holding other pieces of their
    components; ``voxa-label-relabel`` labels its chunk again and maps
@@ -49,6 +51,7 @@ from .. import _backend, _ndsupport as _nds, _voxa, _wrap
 from ..measure import label as _label_np
 from ._lazy import lazy_output
 from ._route import routed
+from ._scan import raster_scan
 
 _E = np.empty(0, np.int64)
 
@@ -316,10 +319,6 @@ def _split(lo, hi):
     return d, (lo[d] + hi[d]) // 2
 
 
-def _excl_scan(h, axis):
-    return da.cumsum(h, axis=axis, method="blelloch") - h
-
-
 def label(input, structure=None, output=None, *, connectivity=1, wrap_axes=None,
           backend=None):
     """``voxa.label`` / ``scipy.ndimage.label`` of a dask array, lazily:
@@ -400,24 +399,18 @@ def label(input, structure=None, output=None, *, connectivity=1, wrap_axes=None,
             order.append(c)
     for idx in np.ndindex(*grid):  # owners per row of each chunk
         lo, hi = box(idx)
-        g1[(name("count"),) + idx] = (_row_counts, (name("chunk"),) + idx, down[leaf[idx]], lo,
-                                      [h - l for l, h in zip(lo, hi)], whole)
-    h = da.Array(HighLevelGraph.from_collections(name("count"), g1, dependencies=[x]),
-                 name("count"), chunks=tuple(x.chunks[:-1]) + ((1,) * grid[-1],),
-                 dtype=np.int64, meta=np.empty((0,) * nd, np.int64))
-    # exclusive prefix sums in raster order of (rows..., chunk along the last axis)
-    offsets = _excl_scan(h, nd - 1)
-    for d in range(nd - 1):
-        s = h.sum(axis=tuple(range(d + 1, nd)))
-        offsets = offsets + _excl_scan(s, d)[(Ellipsis,) + (None,) * (nd - 1 - d)]
-    offsets = offsets.rechunk(h.chunks)
+        g1[(name("rows"),) + idx] = (_row_counts, (name("chunk"),) + idx, down[leaf[idx]], lo,
+                                     [h - l for l, h in zip(lo, hi)], whole)
+    # exclusive prefix sums in raster order of (rows..., chunk along the last
+    # axis): each count block is (rows..., 1), one column per chunk
+    offsets, total = raster_scan(g1, lambda idx: (name("rows"),) + idx, grid, name("scan"))
 
     g2 = {}
     up2 = {}
     for idx in np.ndindex(*grid):
         lo, hi = box(idx)
         num = (name("number"),) + idx
-        g2[num] = (_number, (name("chunk"),) + idx, down[leaf[idx]], (offsets.name,) + idx, lo,
+        g2[num] = (_number, (name("chunk"),) + idx, down[leaf[idx]], offsets(idx), lo,
                    [h_ - l for l, h_ in zip(lo, hi)], whole)
         up2[leaf[idx]] = (name("up2"), leaf[idx])
         g2[up2[leaf[idx]]] = (_second, num)
@@ -436,14 +429,16 @@ def label(input, structure=None, output=None, *, connectivity=1, wrap_axes=None,
         g2[(name("relabel"),) + idx] = (_relabel, (x.name,) + idx, st, backend,
                                         (name("chunk"),) + idx, down[leaf[idx]],
                                         (name("number"),) + idx, down2[leaf[idx]], dtype)
-    labels = da.Array(HighLevelGraph.from_collections(name("relabel"), g2, dependencies=[offsets]),
+    # the count: the scan's total (the first layer's keys, which g2 reads, are its graph)
+    g1[(name("count"),)] = (_cast_checked, total, _count_dtype(dtype))
+    n = da.Array(HighLevelGraph.from_collections(name("count"), g1, dependencies=[x]),
+                 name("count"), chunks=(), dtype=_count_dtype(dtype),
+                 meta=np.empty((), _count_dtype(dtype)))
+    labels = da.Array(HighLevelGraph.from_collections(name("relabel"), g2, dependencies=[n]),
                       name("relabel"), chunks=x.chunks, dtype=dtype,
                       meta=np.empty((0,) * nd, dtype))
     if scalar:
         labels = labels.reshape(())
-    n = h.sum()
-    if _count_dtype(dtype) != n.dtype:
-        n = n.map_blocks(_cast_checked, _count_dtype(dtype), dtype=_count_dtype(dtype))
     return labels, n
 
 

@@ -9,12 +9,21 @@ import re
 from pathlib import Path
 
 import numpy as np
+import pytest
 import scipy.ndimage as ndi
 import tifffile
 
 import voxa
 import voxa.napari as plugin
 
+
+def test_manifest_validates_with_npe2():
+    """napari's plugin engine reads the manifest against its schema and
+    imports every python_name it declares (what `npe2 validate` does)."""
+    npe2 = pytest.importorskip("npe2")
+    m = npe2.PluginManifest.from_file(Path(plugin.__file__).parent / "napari.yaml")
+    assert m.name == "voxa" and m.contributions.readers and m.contributions.widgets
+    m.validate_imports()
 
 def test_manifest_names_exist():
     text = (Path(plugin.__file__).parent / "napari.yaml").read_text()

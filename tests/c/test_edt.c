@@ -217,10 +217,42 @@ static void test_two_passes(void) {
     CHECK_MSG("at least 2 dimensions");
 }
 
+/* The cdt passes over the whole volume (one slab, one pencil; blocks are
+ * the chunk executor's tests) equal voxa_edt_cdt, with and without
+ * background; their argument checks. */
+static void test_cdt_passes(void) {
+    enum { Z = 7, Y = 6, X = 9, N = Z * Y * X };
+    int64_t sh[3] = {Z, Y, X};
+    static uint8_t a[N];
+    static int32_t g[N], got[N], want[N];
+    voxa_array in, gv, ov, wv;
+    voxa_array_view(&in, a, VOXA_BOOL, 3, sh);
+    voxa_array_view(&gv, g, VOXA_I32, 3, sh);
+    voxa_array_view(&ov, got, VOXA_I32, 3, sh);
+    voxa_array_view(&wv, want, VOXA_I32, 3, sh);
+    for (int pct = 70; pct <= 100; pct += 30)
+        for (int m = VOXA_EDT_TAXICAB; m <= VOXA_EDT_CHESSBOARD; m++) {
+            fill(a, N, pct);
+            CHECK_OK(voxa_edt_cdt(&in, &wv, (voxa_edt_metric)m));
+            CHECK_OK(voxa_edt_cdt_slices(&in, (voxa_edt_metric)m, &gv));
+            CHECK_OK(voxa_edt_cdt_columns(&gv, (voxa_edt_metric)m, &ov));
+            CHECK(memcmp(got, want, sizeof got) == 0);
+        }
+    CHECK_STATUS(voxa_edt_cdt_columns(&gv, (voxa_edt_metric)3, &ov), VOXA_EINVAL);
+    CHECK_MSG("metric 3");
+    voxa_array f = ov;
+    f.dtype = VOXA_F32;
+    CHECK_STATUS(voxa_edt_cdt_columns(&gv, VOXA_EDT_TAXICAB, &f), VOXA_EINVAL);
+    CHECK_MSG("int32");
+    CHECK_STATUS(voxa_edt_cdt_slices(&in, VOXA_EDT_TAXICAB, &f), VOXA_EINVAL);
+    CHECK_MSG("int32");
+}
+
 int main(void) {
     RUN(test_random);
     RUN(test_no_background_and_views);
     RUN(test_errors);
     RUN(test_two_passes);
+    RUN(test_cdt_passes);
     VTEST_END();
 }

@@ -45,8 +45,7 @@ static int has_zero(const uint8_t *b, int64_t n) {
     return memchr(b, 0, (size_t)n) != NULL;
 }
 
-/* scipy's answer for an input without background: distances from (-1,0..0). */
-static double nobg_d2(int nd, const int64_t *idx, const double *sp) {
+double voxa__edt_nobg_d2(int nd, const int64_t *idx, const double *sp) {
     double d2 = 0;
     for (int d = 0; d < nd; d++) {
         double e = (double)(d == 0 ? idx[d] + 1 : idx[d]) * (sp ? sp[d] : 1.0);
@@ -55,10 +54,9 @@ static double nobg_d2(int nd, const int64_t *idx, const double *sp) {
     return d2;
 }
 
-static void put_value(voxa_array *out, int64_t off, double d2, int squared) {
-    char *p = (char *)out->data + off;
+void voxa__edt_put(char *p, voxa_dtype t, double d2, int squared) {
     double v = squared ? d2 : sqrt(d2);
-    switch (out->dtype) {
+    switch (t) {
     case VOXA_F64: memcpy(p, &v, 8); break;
     case VOXA_F32: { float f = (float)v; memcpy(p, &f, 4); } break;
     case VOXA_U32: { uint32_t u = d2 >= 4294967295.0 ? UINT32_MAX : (uint32_t)d2; memcpy(p, &u, 4); } break;
@@ -85,7 +83,8 @@ VOXA_API voxa_status voxa_edt(const voxa_array *in, voxa_array *out, const voxa_
     if (!has_zero(src, n)) {
         int64_t idx[VOXA_MAXDIM] = {0};
         for (int64_t i = 0; i < n; i++) {
-            put_value(out, voxa__offset(out, idx), nobg_d2(in->ndim, idx, p->spacing), p->squared);
+            voxa__edt_put((char *)out->data + voxa__offset(out, idx), out->dtype,
+                          voxa__edt_nobg_d2(in->ndim, idx, p->spacing), p->squared);
             for (int d = in->ndim - 1; d >= 0; d--) {
                 if (++idx[d] < in->shape[d]) break;
                 idx[d] = 0;
@@ -188,7 +187,8 @@ VOXA_API voxa_status voxa_edt_indices(const voxa_array *in, voxa_array *out, vox
                 memcpy(q, &fidx[d], 8);
             }
         }
-        if (out) put_value(out, voxa__offset(out, idx), dd, p->squared);
+        if (out) voxa__edt_put((char *)out->data + voxa__offset(out, idx), out->dtype, dd,
+                              p->squared);
         for (int d = nd - 1; d >= 0; d--) {
             if (++idx[d] < in->shape[d]) break;
             idx[d] = 0;

@@ -12,7 +12,7 @@
  * parabola wins and the result equals voxa_edt bit for bit. With unit
  * spacing the slice values are exact integers: uint32 g (half the bytes)
  * holds them where the slice's shape keeps them below 2^32 - 1. */
-#include "internal.h"
+#include "edt_internal.h"
 #include "sqdt.h"
 
 #include <math.h>
@@ -85,12 +85,20 @@ typedef struct col_ctx {
     size_t per;
 } col_ctx;
 
-/* The output value of a squared distance, as voxa_edt writes it. */
-static void put_d2(void *out, voxa_dtype t, int64_t i, double d2, int squared) {
-    double v = squared ? d2 : sqrt(d2);
-    if (t == VOXA_F64) ((double *)out)[i] = v;
-    else if (t == VOXA_F32) ((float *)out)[i] = (float)v;
-    else ((uint32_t *)out)[i] = d2 >= 4294967295.0 ? UINT32_MAX : (uint32_t)d2;
+/* One column's squared distances f[0..n) into the output (stride m values),
+ * as voxa_edt writes them; the dtype chosen once per column. */
+static void put_column(const col_ctx *c, int64_t col, const double *f) {
+    int64_t n = c->n, m = c->ncols;
+    if (c->t == VOXA_F64) {
+        double *o = (double *)c->out + col;
+        for (int64_t x = 0; x < n; x++) o[x * m] = c->squared ? f[x] : sqrt(f[x]);
+    } else if (c->t == VOXA_F32) {
+        float *o = (float *)c->out + col;
+        for (int64_t x = 0; x < n; x++) o[x * m] = (float)(c->squared ? f[x] : sqrt(f[x]));
+    } else {
+        for (int64_t x = 0; x < n; x++)
+            voxa__edt_put((char *)((uint32_t *)c->out + x * m + col), VOXA_U32, f[x], 1);
+    }
 }
 
 static voxa_status columns(int64_t lo, int64_t hi, int tid, void *vc) {
@@ -107,14 +115,9 @@ static voxa_status columns(int64_t lo, int64_t hi, int tid, void *vc) {
                 idx[d] = c->origin[d] + r % c->shape[d];
                 r /= c->shape[d];
             }
-            for (int64_t x = 0; x < n; x++) {
-                double d2 = 0;
-                for (int d = 0; d < c->nd; d++) {
-                    double e = (double)(d == 0 ? x + 1 : idx[d]) * (c->sp ? c->sp[d] : 1.0);
-                    d2 += e * e;
-                }
-                put_d2(c->out, c->t, x * m + col, d2, c->squared);
-            }
+            for (idx[0] = 0; idx[0] < n; idx[0]++)
+                f[idx[0]] = voxa__edt_nobg_d2(c->nd, idx, c->sp);
+            put_column(c, col, f);
             continue;
         }
         if (c->gt == VOXA_F64) {
@@ -125,7 +128,7 @@ static voxa_status columns(int64_t lo, int64_t hi, int tid, void *vc) {
                 g[q] = u[q * m + col] == UINT32_MAX ? INFINITY : (double)u[q * m + col];
         }
         voxa__sqdt_envelope(g, n, s0 * s0, 0, INFINITY, f, v, gv, z);
-        for (int64_t x = 0; x < n; x++) put_d2(c->out, c->t, x * m + col, f[x], c->squared);
+        put_column(c, col, f);
     }
     return VOXA_OK;
 }

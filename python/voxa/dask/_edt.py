@@ -12,8 +12,8 @@ src/ops/distance/edt_passes.c): with g(q, .) the transform of slice q alone,
    uint32 with unit spacing, exact integers, else float64; cdt: int32);
 2. g rechunked into pencils holding axis 0 whole, each through pass 2
    (``voxa-<op>-columns``); the Euclidean pass is given whether the volume has
-   any background (a reduction over the input's chunks: without any, scipy
-   measures from index (-1, 0, ..., 0));
+   any background, as the slab pass found it (without any, scipy measures
+   from index (-1, 0, ..., 0));
 3. the result back in the input's chunks.
 Equal to the in-memory functions bit for bit (the same cores, passes and
 arithmetic). Memory: a slab task holds its slab (input + G bytes a voxel,
@@ -21,6 +21,7 @@ G = 4 for uint32 or int32 g, 8 for float64), a pencil task its pencil (G +
 output bytes); between the passes g, G bytes a voxel of the volume, lives in
 the workers' memory, spread over them, as any rechunk's data does."""
 import functools
+import operator
 
 import numpy as np
 
@@ -32,9 +33,9 @@ from .. import _voxa
 
 
 def _slab(block, sp, gdt):
+    """(the slab's squared slice distances, whether it holds background)."""
     g = np.empty(block.shape, gdt)
-    _voxa.edt_slices(np.asarray(block), sp, g)
-    return g
+    return g, _voxa.edt_slices(np.asarray(block), sp, g)
 
 
 def _columns(g, has_bg, origin, sp, squared, dtype):
@@ -44,9 +45,10 @@ def _columns(g, has_bg, origin, sp, squared, dtype):
 
 
 def _cdt_slab(block, metric):
+    """(the slab's slice transforms, True: the column pass does not ask)."""
     g = np.empty(block.shape, np.int32)
     _voxa.edt_cdt_slices(np.asarray(block), metric, g)
-    return g
+    return g, True
 
 
 def _cdt_columns(g, has_bg, origin, metric):
@@ -73,26 +75,39 @@ def _fit(sizes, whole, target):
     return sizes
 
 
-def _passes(x, op, tok, slab, gdt, columns, dtype, has_bg):
+def _any(flags):
+    return any(flags)
+
+
+def _passes(x, op, tok, slab, gdt, columns, dtype):
     """slabs -> slab(block) -> pencils -> columns(block, has_bg, origin) ->
-    the input's chunks. has_bg: a 0-d dask array, or True."""
+    the input's chunks. slab returns (values, has background); has_bg is
+    whether any slab had some (the slab pass sees every voxel: no second
+    read of the input for it)."""
     nd, shape = x.ndim, x.shape
     target = max(int(np.prod([max(c) for c in x.chunks])), 1)
     slice_voxels = max(int(np.prod(shape[1:])), 1)
     slabs = x.rechunk((max(1, target // slice_voxels),) + tuple(shape[1:]))
-    g = slabs.map_blocks(slab, dtype=gdt, name=f"voxa-{op}-slices-{tok}",
-                         meta=np.empty((0,) * nd, gdt))
+    sname, gname = f"voxa-{op}-slices-{tok}", f"voxa-{op}-g-{tok}"
+    bg = (f"voxa-{op}-background-{tok}",)
+    layer, parts = {}, []
+    for idx in np.ndindex(*slabs.numblocks):
+        layer[(sname,) + idx] = (slab, (slabs.name,) + idx)
+        layer[(gname,) + idx] = (operator.getitem, (sname,) + idx, 0)
+        parts.append((bg[0] + "-part",) + idx)
+        layer[parts[-1]] = (operator.getitem, (sname,) + idx, 1)
+    layer[bg] = (_any, parts)
+    g = da.Array(HighLevelGraph.from_collections(gname, layer, dependencies=[slabs]), gname,
+                 chunks=slabs.chunks, dtype=gdt, meta=np.empty((0,) * nd, gdt))
     pencils = g.rechunk((shape[0],) + tuple(_fit([max(c) for c in x.chunks[1:]], shape[0],
                                                  target)))
     begin = [np.concatenate([[0], np.cumsum(c)[:-1]]).astype(int) for c in pencils.chunks]
     name = f"voxa-{op}-columns-{tok}"
-    bg = (has_bg.name,) if isinstance(has_bg, da.Array) else True
     graph = {(name,) + idx: (columns, (pencils.name,) + idx, bg,
                              [int(begin[d][idx[d]]) for d in range(nd)])
              for idx in np.ndindex(*pencils.numblocks)}
-    deps = [pencils] + ([has_bg] if isinstance(has_bg, da.Array) else [])
-    out = da.Array(HighLevelGraph.from_collections(name, graph, dependencies=deps), name,
-                   chunks=pencils.chunks, dtype=dtype, meta=np.empty((0,) * nd, dtype))
+    out = da.Array(HighLevelGraph.from_collections(name, graph, dependencies=[pencils, g]),
+                   name, chunks=pencils.chunks, dtype=dtype, meta=np.empty((0,) * nd, dtype))
     return out.rechunk(x.chunks)
 
 
@@ -102,8 +117,7 @@ def exact(x, sp, squared, dtype):
     gdt = _g_dtype(x.shape, sp)
     return _passes(x, "edt", tokenize(x, sp, squared, dtype),
                    functools.partial(_slab, sp=sp, gdt=gdt), gdt,
-                   functools.partial(_columns, sp=sp, squared=squared, dtype=dtype), dtype,
-                   (x == 0).any())
+                   functools.partial(_columns, sp=sp, squared=squared, dtype=dtype), dtype)
 
 
 def exact_cdt(x, metric):
@@ -111,4 +125,4 @@ def exact_cdt(x, metric):
     >= 2, several chunks), int32, -1 everywhere without background."""
     return _passes(x, "cdt", tokenize(x, metric), functools.partial(_cdt_slab, metric=metric),
                    np.dtype(np.int32), functools.partial(_cdt_columns, metric=metric),
-                   np.dtype(np.int32), True)
+                   np.dtype(np.int32))

@@ -76,17 +76,7 @@ def label(input, structure=None, output=None, *, connectivity=1, wrap_axes=None)
 
     st = None
     if structure is not None:
-        s = np.asarray(structure)
-        if s.ndim != ndim:
-            raise nds.RankError(f"label: structure has {s.ndim} dimensions, input has {ndim} "
-                                "(structure and input must have equal rank)")
-        if any(n != 3 for n in s.shape):
-            raise ValueError(f"label: structure has shape {s.shape}, expected {(3,) * ndim} "
-                             "(structure dimensions must be equal to 3)")
-        st = np.ascontiguousarray(s != 0, dtype=np.uint8)
-        if not np.array_equal(st, st[(slice(None, None, -1),) * ndim]):
-            raise nds.SymmetryError("label: structure is not centrosymmetric, as "
-                                    "scipy.ndimage.label requires")
+        st = label_structure(structure, ndim)
     elif not isinstance(connectivity, (int, np.integer)) or isinstance(connectivity, bool):
         raise TypeError(f"label: connectivity must be an integer, got {connectivity!r}")
     wrap = _wrap.check_axes(wrap_axes, ndim)
@@ -117,6 +107,24 @@ def label(input, structure=None, output=None, *, connectivity=1, wrap_axes=None)
     else:
         n = _label_c(a, out, st, connectivity, None, not return_n_only, wrap)
     return n if return_n_only else (out, n)
+
+
+def label_structure(structure, ndim):
+    """A label structure as the C kernel takes it (C-contiguous uint8 0/1),
+    with scipy's checks and exception types (each also a ValueError): rank,
+    3 per axis, centrosymmetric. voxa.dask.label checks with it too."""
+    s = np.asarray(structure)
+    if s.ndim != ndim:
+        raise nds.RankError(f"label: structure has {s.ndim} dimensions, input has {ndim} "
+                            "(structure and input must have equal rank)")
+    if any(n != 3 for n in s.shape):
+        raise ValueError(f"label: structure has shape {s.shape}, expected {(3,) * ndim} "
+                         "(structure dimensions must be equal to 3)")
+    st = np.ascontiguousarray(s != 0, dtype=np.uint8)
+    if not np.array_equal(st, st[(slice(None, None, -1),) * ndim]):
+        raise nds.SymmetryError("label: structure is not centrosymmetric, as "
+                                "scipy.ndimage.label requires")
+    return st
 
 
 def _label_c(a, out, st, connectivity, cast_to, zeroed=False, wrap=()):

@@ -31,9 +31,9 @@ their first voxels, so the job is (a) the smallest id of each component, then
    components; ``voxa-label-relabel`` labels its chunk again and maps
    those labels through its table in one C pass (``_voxa.dask_relabel``),
    in place where the output dtype is theirs (int32 by default). Labelling
-   twice costs about 10 % and saves keeping every chunk's labels (4 bytes a
-   voxel of the volume) until the end; a rerun of the task recomputes from
-   the input.
+   twice costs about 10 % (the raw-task scan of step 4 gives it back) and
+   saves keeping every chunk's labels (4 bytes a voxel of the volume) until
+   the end; a rerun of the task recomputes from the input.
 
 Tasks per chunk: a constant (about 12); tree depth log2(chunks); the largest
 node holds the faces of half the volume's chunk grid (its seam), O(faces),
@@ -48,7 +48,7 @@ from dask.base import tokenize
 from dask.highlevelgraph import HighLevelGraph
 
 from .. import _backend, _ndsupport as _nds, _voxa, _wrap
-from ..measure import label as _label_np
+from ..measure import label as _label_np, label_structure
 from ._lazy import lazy_output
 from ._route import routed
 from ._scan import raster_scan
@@ -60,18 +60,7 @@ def _structure(structure, connectivity, ndim):
     from scipy.ndimage import generate_binary_structure
     if structure is None:
         return np.ascontiguousarray(generate_binary_structure(ndim, int(connectivity)), np.uint8)
-    # scipy's exception types, as voxa.label raises them (each also a ValueError)
-    s = np.asarray(structure)
-    if s.ndim != ndim:
-        raise _nds.RankError(f"label: structure has {s.ndim} dimensions, input has {ndim} "
-                             "(structure and input must have equal rank)")
-    if s.shape != (3,) * ndim:
-        raise ValueError(f"label: structure has shape {s.shape}, expected {(3,) * ndim} "
-                         "(structure dimensions must be equal to 3)")
-    if not np.array_equal(s != 0, (s != 0)[(slice(None, None, -1),) * ndim]):
-        raise _nds.SymmetryError("label: structure is not centrosymmetric, as "
-                                 "scipy.ndimage.label requires")
-    return np.ascontiguousarray(s != 0, np.uint8)
+    return label_structure(structure, ndim)  # voxa.label's checks and exception types
 
 
 def _lookup(keys, vals, x):
@@ -295,11 +284,7 @@ def _relabel(block, st, backend, chunk, down, numbered, down2, dtype):
         out = np.empty(lab.shape, np.int64)
         _voxa.dask_relabel(lab, np.ascontiguousarray(num.astype(np.int64, copy=False)), out)
         return out.astype(dtype)
-    top = int(num.max(initial=0))
-    if top > np.iinfo(dtype).max:  # as voxa.label: never wrap around
-        raise _nds.BitDepthError(f"label: label {top} does not fit the output dtype {dtype} "
-                                 f"(max {np.iinfo(dtype).max}); use a wider dtype such as int32 "
-                                 "or int64 (insufficient bit-depth in requested output type)")
+    _check_fits(int(num.max(initial=0)), dtype)  # as voxa.label: never wrap around
     table = np.ascontiguousarray(num.astype(dtype, copy=False))
     if dtype == lab.dtype:  # the labels are this task's own: written over
         _voxa.dask_relabel(lab, table, lab)
@@ -486,11 +471,15 @@ def _cast_checked(block, dtype):
     dtype: refused where they do not fit an integer dtype, as voxa.label
     refuses them."""
     block = np.asarray(block)
-    if dtype.kind in "iu" and block.size and block.max() > np.iinfo(dtype).max:
-        raise _nds.BitDepthError(f"label: label {int(block.max())} does not fit the output "
-                                 f"dtype {dtype} (max {np.iinfo(dtype).max}); use a wider "
-                                 "dtype such as int32 or int64 (insufficient bit-depth in "
-                                 "requested output type)")
+    if dtype.kind in "iu" and block.size:
+        _check_fits(int(block.max()), dtype)
     out = block.astype(dtype)
     return out[()] if out.ndim == 0 else out  # the count: a NumPy scalar, as dask gives
 
+
+def _check_fits(top, dtype):
+    """voxa.label's refusal of a largest label that the integer dtype cannot hold."""
+    if top > np.iinfo(dtype).max:
+        raise _nds.BitDepthError(f"label: label {top} does not fit the output dtype {dtype} "
+                                 f"(max {np.iinfo(dtype).max}); use a wider dtype such as int32 "
+                                 "or int64 (insufficient bit-depth in requested output type)")

@@ -43,6 +43,20 @@ def edt_dtype(dtype, squared, sampling):
     return dt
 
 
+def edt_sampling(sampling, ndim):
+    """The sampling as ndim finite float64 values (None stays None), with the
+    errors voxa.distance_transform_edt raises (voxa.dask checks it at the
+    call); zero and negative values pass (scipy's feature transform takes
+    them)."""
+    if sampling is None:
+        return None
+    try:
+        sampling = nds.normalize_sequence(sampling, ndim)
+    except RuntimeError as e:
+        raise nds.RankError(f"sampling: {e}") from None
+    return morphology._spacing(sampling, ndim, "sampling", any_sign=True)
+
+
 def _results(return_distances, return_indices, dist, ind, dist_given, ind_given):
     res = []
     if return_distances and not dist_given:
@@ -65,11 +79,7 @@ def edt(input, sampling, return_distances, return_indices, distances, indices, s
     a = np.asarray(input)
     if a.dtype not in morphology._NATIVE or a.ndim == 0:
         a = np.atleast_1d(np.where(a, True, False))  # scipy: 0-d gives shape (1,)
-    if sampling is not None:
-        try:
-            sampling = nds.normalize_sequence(sampling, a.ndim)
-        except RuntimeError as e:
-            raise nds.RankError(f"sampling: {e}") from None
+    sampling = edt_sampling(sampling, a.ndim)
     if ind_given:
         if indices.shape != (a.ndim,) + a.shape:
             raise RuntimeError(f"indices array has wrong shape {indices.shape}, expected "

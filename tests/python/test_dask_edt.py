@@ -112,3 +112,13 @@ def test_cdt_arguments_fail_at_the_call():
         vd.distance_transform_cdt(x, return_distances=False)
     with pytest.raises(TypeError):
         vd.distance_transform_cdt(x, distances=np.zeros((8, 9), np.int32))
+
+
+def test_bad_sampling_fails_at_the_call_as_in_memory():
+    m = RNG.random((6, 7, 8)) < 0.5
+    x = da.from_array(m, chunks=3)
+    for bad in [(1.0, 2.0), (1.0, np.nan, 1.0), (np.inf, 1.0, 1.0)]:
+        with pytest.raises(Exception) as want:
+            voxa.distance_transform_edt(m, sampling=bad)
+        with pytest.raises(type(want.value), match=str(want.value)[:20]):
+            vd.distance_transform_edt(x, sampling=bad)  # no compute: the call fails

@@ -37,8 +37,8 @@ import dask
 import dask.array as da
 from dask.base import tokenize
 
-from .. import _backend, _ndsupport as nds, _shape_props, _voxa
-from ..distance import _c_metric, _metric_offsets, edt_dtype
+from .. import _backend, _shape_props, _voxa
+from ..distance import _c_metric, _metric_offsets, edt_dtype, edt_sampling
 from ..morphology import (_NATIVE, distance_transform_cdt as _cdt_np,
                           distance_transform_edt as _edt_np)
 from ..points import _points_array, balls as _balls_np
@@ -284,17 +284,11 @@ def distance_transform_cdt(input, metric="chessboard", return_distances=True,
 
 
 def _exact_spacing(x, sampling):
-    """The spacing the chunked exact EDT takes (None: unit), or False where
-    only the whole-array run does what voxa.distance_transform_edt does with
-    it (zero or negative values: the feature transform; bad values: its
-    errors)."""
-    if sampling is None:
-        return None
-    try:
-        sp = np.asarray(nds.normalize_sequence(sampling, x.ndim), np.float64)
-    except (RuntimeError, TypeError, ValueError):
-        return False
-    return np.ascontiguousarray(sp) if np.all(np.isfinite(sp)) and np.all(sp > 0) else False
+    """The spacing the chunked exact EDT takes (None: unit), or False for
+    zero or negative values (only the whole-array feature transform takes
+    them); bad values raise voxa.distance_transform_edt's errors here."""
+    sp = edt_sampling(sampling, x.ndim)
+    return sp if sp is None or np.all(sp > 0) else False
 
 
 def _cdt_metric(metric, ndim):

@@ -71,19 +71,21 @@ PyObject *vx_py_edt_columns(PyObject *self, PyObject *args, PyObject *kw) {
 
 /* edt_cdt_slices(block, metric, g) and edt_cdt_columns(g, metric, out): the
  * same passes for the city block (metric 1) and chessboard (2) metrics,
- * int32 values. */
-PyObject *vx_py_edt_cdt_slices(PyObject *self, PyObject *args, PyObject *kw) {
-    static char *kwlist[] = {"block", "metric", "g", NULL};
-    PyObject *in_o, *g_o;
+ * int32 values; both (array in, metric, array out). */
+typedef voxa_status (*cdt_pass)(const voxa_array *, voxa_edt_metric, voxa_array *);
+
+static PyObject *run_cdt_pass(PyObject *args, PyObject *kw, char **kwlist, cdt_pass fn) {
+    PyObject *in_o, *out_o;
     int metric;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OiO", kwlist, &in_o, &metric, &g_o)) return NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OiO", kwlist, &in_o, &metric, &out_o)) return NULL;
     vx_bufs b = {0};
-    voxa_array in, g;
+    voxa_array in, out;
     PyObject *ret = NULL;
-    if (vx_array(&b, in_o, 0, "block", &in) == 0 && vx_array(&b, g_o, 1, "g", &g) == 0) {
+    if (vx_array(&b, in_o, 0, kwlist[0], &in) == 0 &&
+        vx_array(&b, out_o, 1, kwlist[2], &out) == 0) {
         voxa_status s;
         Py_BEGIN_ALLOW_THREADS
-        s = voxa_edt_cdt_slices(&in, (voxa_edt_metric)metric, &g);
+        s = fn(&in, (voxa_edt_metric)metric, &out);
         Py_END_ALLOW_THREADS
         ret = s == VOXA_OK ? Py_NewRef(Py_None) : vx_raise(s);
     }
@@ -91,21 +93,12 @@ PyObject *vx_py_edt_cdt_slices(PyObject *self, PyObject *args, PyObject *kw) {
     return ret;
 }
 
+PyObject *vx_py_edt_cdt_slices(PyObject *self, PyObject *args, PyObject *kw) {
+    static char *kwlist[] = {"block", "metric", "g", NULL};
+    return run_cdt_pass(args, kw, kwlist, voxa_edt_cdt_slices);
+}
+
 PyObject *vx_py_edt_cdt_columns(PyObject *self, PyObject *args, PyObject *kw) {
     static char *kwlist[] = {"g", "metric", "out", NULL};
-    PyObject *g_o, *out_o;
-    int metric;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OiO", kwlist, &g_o, &metric, &out_o)) return NULL;
-    vx_bufs b = {0};
-    voxa_array g, out;
-    PyObject *ret = NULL;
-    if (vx_array(&b, g_o, 0, "g", &g) == 0 && vx_array(&b, out_o, 1, "out", &out) == 0) {
-        voxa_status s;
-        Py_BEGIN_ALLOW_THREADS
-        s = voxa_edt_cdt_columns(&g, (voxa_edt_metric)metric, &out);
-        Py_END_ALLOW_THREADS
-        ret = s == VOXA_OK ? Py_NewRef(Py_None) : vx_raise(s);
-    }
-    vx_release(&b);
-    return ret;
+    return run_cdt_pass(args, kw, kwlist, voxa_edt_cdt_columns);
 }

@@ -61,12 +61,10 @@
  * instead: union-find on 2x2x2 blocks, a constant cost per block where this
  * file's cost grows with the runs (chosen by a sampled run density).
  * Limit: the last (non-unit) axis must be shorter than 2^32. */
-#define _GNU_SOURCE /* madvise(MADV_HUGEPAGE) */
 #include "label_plan.h"
 
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 _Thread_local int voxa__label_zeroed;
 
@@ -74,23 +72,12 @@ _Thread_local int voxa__label_zeroed;
  * small volumes into many blocks and so exercise the seams). */
 int64_t voxa__label_min_block = 1 << 16; /* (3^7 - 1) / 2 neighbour lines for ndim 8 */
 
-
-/* The run tables can be tens of MB; fresh 4 KiB pages cost a fault each,
- * which on noisy masks is a good part of the run time. Big tables ask for
- * transparent huge pages (a hint; ignored where unsupported). Release with
- * voxa__free (free). */
-void *voxa__label_table_alloc(size_t n, size_t size) {
-    size_t bytes;
-    const size_t huge = (size_t)1 << 21;
-    if (!voxa__mul_size(n, size, &bytes)) return NULL;
-    if (bytes < 2 * huge) return voxa__malloc(n, size);
-    size_t rounded = (bytes + huge - 1) & ~(huge - 1);
-    void *p = aligned_alloc(huge, rounded);
-#ifdef MADV_HUGEPAGE
-    if (p) madvise(p, rounded, MADV_HUGEPAGE);
-#endif
-    return p;
-}
+/* The run and bitmap tables (tens of MB on noisy masks) live for one call and
+ * are read in random order. They take plain pages, with no transparent huge
+ * page hint: on VMs that hand freed memory back to the host (free page
+ * reporting), a huge page faulted on such memory costs 2-4x its 512 small
+ * pages, and a call after a pause paid that for every table (BENCHMARKS.md,
+ * session 14); small pages cost the same whatever came before. */
 
 /* ---- pass 2: union ------------------------------------------------------------ */
 
@@ -486,8 +473,8 @@ voxa_status voxa_label(const voxa_array *in, const unsigned char *structure, int
                             !(env && atoi(env) == 1);
     }
     /* (at least one entry: the output pass indexes these even with no runs) */
-    P->runs = voxa__label_table_alloc(P->runs_from_bits ? 1 : (size_t)nruns + 1, sizeof *P->runs);
-    P->parent = voxa__label_table_alloc((size_t)nruns + 1, sizeof *P->parent);
+    P->runs = voxa__malloc(P->runs_from_bits ? 1 : (size_t)nruns + 1, sizeof *P->runs);
+    P->parent = voxa__malloc((size_t)nruns + 1, sizeof *P->parent);
     VOXA_GOTO_IF(!P->runs || !P->parent, VOXA_ENOMEM,
                  "label: out of memory for %lld runs (%lld bytes)", (long long)nruns,
                  (long long)nruns * 16);
@@ -495,9 +482,9 @@ voxa_status voxa_label(const voxa_array *in, const unsigned char *structure, int
         if (use_bits) {
             P->nw = (P->w + 63) / 64;
             size_t words = (size_t)(P->nlines * P->nw);
-            P->bits = voxa__label_table_alloc(words, sizeof *P->bits);
-            P->starts = voxa__label_table_alloc(words, sizeof *P->starts);
-            P->pc = voxa__label_table_alloc(words, sizeof *P->pc);
+            P->bits = voxa__malloc(words, sizeof *P->bits);
+            P->starts = voxa__malloc(words, sizeof *P->starts);
+            P->pc = voxa__malloc(words, sizeof *P->pc);
             VOXA_GOTO_IF(!P->bits || !P->starts || !P->pc, VOXA_ENOMEM,
                          "label: out of memory for line bitmaps (%lld words)",
                          (long long)words);

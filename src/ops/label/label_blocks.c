@@ -394,8 +394,8 @@ voxa_status voxa__label_blocks(const voxa__label_blocks_in *a, int64_t maxlab, i
     P.zeroed = a->zeroed;
     int64_t nb = P.nrows * P.BX;
     /* (+8: the code writes of row_pairs may touch 3 bytes past a row) */
-    P.code = voxa__label_table_alloc((size_t)nb + 8, 1);
-    P.par = voxa__label_table_alloc((size_t)nb, sizeof *P.par);
+    P.code = voxa__malloc((size_t)nb + 8, 1);
+    P.par = voxa__malloc((size_t)nb, sizeof *P.par);
     later = voxa__malloc(2 * (size_t)P.BX + 2, sizeof *later);
     P.zero = voxa__calloc((size_t)P.BX + 8, 1);
     VOXA_GOTO_IF(!P.code || !P.par || !later || !P.zero, VOXA_ENOMEM,

@@ -74,10 +74,6 @@ voxa__unite_bits_fn voxa__label_unite_bits_kernel(void);
 /* Least voxels per parallel block (default 65536); tests may lower it. */
 extern int64_t voxa__label_min_block;
 
-/* Big tables on transparent huge pages where possible (label.c); free with
- * voxa__free. */
-void *voxa__label_table_alloc(size_t n, size_t size);
-
 /* The block path (label_blocks.c): full connectivity on byte masks in 2-D
  * and 3-D (unit axes dropped), last axes contiguous. */
 typedef struct voxa__label_blocks_in {

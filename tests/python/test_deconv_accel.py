@@ -160,19 +160,22 @@ def test_accelerated_reaches_plain_error_sooner():
 
 
 @pytest.mark.parametrize("boundary", ["free", "periodic", "zero"])
-def test_extrapolation_kernels_bit_identical(boundary, monkeypatch):
-    """The extrapolation pass has an AVX2 loop beside the SSE2 one
-    (VOXA_RL_KERNEL=c forces SSE2): no FMA, so the same bits; row lengths
-    around the vector widths, values at and below zero."""
+@pytest.mark.parametrize("shape", [(9, 13, 37), (5, 7, 16), (4, 6, 33), (3, 64), (47,)])
+def test_extrapolation_kernels_bit_identical(boundary, shape, monkeypatch):
+    """The acceleration's kernels (extrapolation, step and dot products) have
+    AVX2 and AVX-512 loops beside the SSE2 one (VOXA_RL_KERNEL=c forces SSE2):
+    no FMA and the same dot-product lanes, so the same bits; row lengths
+    around the vector widths and the 16 lanes, values at and below zero."""
     rng = np.random.default_rng(31)
-    g = (rng.random((9, 13, 37)) * 5).astype(np.float32)
-    g[:, :, ::7] = 0  # zeros and tiny values take the "else x" branch
-    g[2, 3, :] = 1e-30
-    h = rand_psf(rng, (3, 4, 5))
+    g = (rng.random(shape) * 5).astype(np.float32)
+    g[..., ::7] = 0  # zeros and tiny values take the "else x" branch
+    g[(1,) * (g.ndim - 1) if g.ndim > 1 else slice(5, 9)] = 1e-30  # a row of tiny values
+    h = rand_psf(rng, tuple(min(5, s) for s in shape))
     res = {}
-    for kernel in ("c", "avx2"):
+    for kernel in ("c", "avx2", "avx512"):
         monkeypatch.setenv("VOXA_RL_KERNEL", kernel)
         res[kernel] = voxa.richardson_lucy(g, h, 7, boundary=boundary, accelerate=True)
     assert np.array_equal(res["c"], res["avx2"])
+    assert np.array_equal(res["c"], res["avx512"])
     monkeypatch.setenv("VOXA_RL_KERNEL", "c")
     assert not np.array_equal(res["c"], voxa.richardson_lucy(g, h, 7, boundary=boundary))

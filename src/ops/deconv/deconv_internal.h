@@ -173,6 +173,24 @@ voxa_status voxa__deconv_load_f64(const voxa_array *in, double *dst, const char 
 voxa_status voxa__psf_prepare_as(const voxa_array *raw, int normalize, voxa_dtype dt,
                                  voxa_array *out);
 
+/* Accelerated RL's per-span kernels (deconv_accel.c), picked once per run
+ * (VOXA_RL_KERNEL=c|avx2|avx512 forces one; all give the same bits):
+ * log: lx <- log2 f where f > 0, else -inf (the last estimate, as the next
+ * extrapolation reads it); extrapolate: y = f 2^clamp(a (log2 f - lx), tlo,
+ * thi) where f > 0 and lx > -inf, else f; then lx <- log2 f as log does and
+ * f, bx <- y; step: the RL step d = bx - f, num += d o and den += o o (o the
+ * last step, in gx) in VOXA__RL_LANES lanes from lane0 on (returned: the
+ * lane after the span's last), gx <- d, f <- bx. */
+#define VOXA__RL_LANES 16
+typedef struct voxa__rl_accel_kernels {
+    void (*log)(const float *f, float *lx, int64_t len);
+    void (*extrapolate)(float *f, float *lx, float *bx, int64_t len, float a, float tlo,
+                        float thi);
+    int (*step)(float *f, const float *bx, float *gx, int64_t len, int lane0, double *num,
+                double *den);
+} voxa__rl_accel_kernels;
+voxa__rl_accel_kernels voxa__rl_accel_kernels_pick(void);
+
 /* voxa_rl_plan_execute on a double plan (deconv_rl64.c), after its checks. */
 voxa_status voxa__rl_execute_f64(const voxa_rl_plan *p, const voxa_array *in, voxa_array *out,
                                  const voxa_rl_options *opt);

@@ -33,8 +33,9 @@
  * keeps y > 0 without clamping (docs/deconv.md, bench/bench_rl_quality.py).
  * The exponent alpha (log2 x - log2 x_prev) is clamped to [-16, 16]: it
  * keeps y finite; it binds where zero counts in the data empty a voxel
- * (exponents of -50 seen there), not on the bench's sample. Costs two extra
- * box-sized arrays (the last estimate and the last step, which the update
+ * (exponents of -50 seen there), not on the bench's sample. The kernels are
+ * in deconv_accel.c. Costs two extra box-sized arrays (log2 of the last
+ * estimate, kept from the last extrapolation, and the last step, which the update
  * pass reads for the dot products and overwrites with the new step in the
  * same loop) and one pass. The dot products are summed per box row in double and then in
  * row order, so they do not depend on the thread count.
@@ -57,9 +58,11 @@ typedef struct run {
     const float *g;     /* window-shaped data, C-contiguous */
     float *fwin;        /* the estimate on the window (window-shaped) */
     float *fshell;      /* the estimate on the rest of the box, row by row */
-    float *xprev, *step; /* acceleration (else NULL), box-shaped: the last
-                          * estimate, and the last RL step d (replaced in
-                          * place by the new one as the dot products read it) */
+    float *lprev, *step; /* acceleration (else NULL), box-shaped: log2 of the
+                          * last estimate (-inf where it is not > 0), and the
+                          * last RL step d (replaced in place by the new one
+                          * as the dot products read it) */
+    voxa__rl_accel_kernels accel;
     double *dots;       /* 2 per box row */
     const fftwf_complex *h;
     float alpha;
@@ -178,31 +181,31 @@ static voxa_status pass_update(int64_t lo, int64_t hi, int tid, void *ctx) {
         int ns = row_spans(R, r, s, &mid);
         const float *w = p->boundary == VOXA_RL_FREE ? voxa__rl_wrow(p, r) : NULL;
         float *gs = R->step ? R->step + r * L2 : NULL;
-        double num = 0, den = 0;
+        double num[VOXA__RL_LANES] = {0}, den[VOXA__RL_LANES] = {0};
+        int lane = 0;
         for (int k = 0; k < ns; k++) {
             float *f = s[k].f, *bx = b + s[k].x;
             int64_t len = s[k].len;
-            if (gs) { /* the step first, while f still holds the old estimate;
-                       * the old step is read, then overwritten by the new */
-                float *gx = gs + s[k].x;
-                for (int64_t x = 0; x < len; x++) {
-                    float v;
-                    if (w) {
-                        v = f[x] * bx[x] * w[s[k].x + x];
-                        v = v > 0 ? v : 0.0f;
-                    } else if (p->boundary == VOXA_RL_PERIODIC) {
-                        v = f[x] * bx[x];
-                        v = v > 0 ? v : 0.0f;
-                    } else {
-                        v = k == mid ? f[x] * bx[x] : 0.0f;
+            if (gs) { /* the new estimate into bx while f still holds the old
+                       * one; then the step, its dot products with the old
+                       * step (which it replaces) and f */
+                if (w) {
+                    const float *wx = w + s[k].x;
+                    for (int64_t x = 0; x < len; x++) {
+                        float v = f[x] * bx[x] * wx[x];
+                        bx[x] = v > 0 ? v : 0.0f;
                     }
-                    float d = v - f[x], o = gx[x];
-                    num += (double)d * o;
-                    den += (double)o * o;
-                    gx[x] = d;
-                    bx[x] = v;
-                    f[x] = v;
+                } else if (p->boundary == VOXA_RL_PERIODIC) {
+                    for (int64_t x = 0; x < len; x++) {
+                        float v = f[x] * bx[x];
+                        bx[x] = v > 0 ? v : 0.0f;
+                    }
+                } else if (k == mid) {
+                    for (int64_t x = 0; x < len; x++) bx[x] = f[x] * bx[x];
+                } else {
+                    memset(bx, 0, (size_t)len * sizeof(float));
                 }
+                lane = R->accel.step(f, bx, gs + s[k].x, len, lane, num, den);
             } else if (w) {
                 const float *wx = w + s[k].x;
                 for (int64_t x = 0; x < len; x++) {
@@ -229,124 +232,38 @@ static voxa_status pass_update(int64_t lo, int64_t hi, int tid, void *ctx) {
                 memset(f, 0, (size_t)len * sizeof(float));
             }
         }
-        if (gs) {
-            R->dots[2 * r] = num;
-            R->dots[2 * r + 1] = den;
+        if (gs) { /* the lanes in order: the same sums for every kernel */
+            double n = 0, d = 0;
+            for (int l = 0; l < VOXA__RL_LANES; l++) {
+                n += num[l];
+                d += den[l];
+            }
+            R->dots[2 * r] = n;
+            R->dots[2 * r + 1] = d;
         }
     }
     return VOXA_OK;
 }
 
-/* log2(r) for a positive normal float: exponent plus 2/ln2 atanh(s),
- * s = (m - 1) / (m + 1), m the mantissa folded into [sqrt(1/2), sqrt(2))
- * so |s| <= 0.172 and the odd series to s^9 is within float rounding.
- * Integer selects only, no branch: the loop below vectorises (SSE2). */
-static inline float rl_log2(float r) {
-    uint32_t i, mi;
-    memcpy(&i, &r, sizeof i);
-    mi = (i & 0x7fffffu) | 0x3f800000u;
-    uint32_t big = mi > 0x3fb504f3u; /* mantissa > sqrt(2): halve it */
-    mi -= big << 23;
-    float e = (float)((int32_t)(i >> 23) - 127 + (int32_t)big), m;
-    memcpy(&m, &mi, sizeof m);
-    float s = (m - 1.0f) / (m + 1.0f), s2 = s * s;
-    return e + s * (2.88539008f + s2 * (0.961796694f + s2 * (0.577078016f +
-                    s2 * (0.412198583f + s2 * 0.320598898f))));
-}
-
-/* 2^t for t in [-16, 16]: 2^n (exponent bits) times 2^f, f = t - n in
- * [-0.5, 0.5], by its Taylor series in f ln2 to degree 7 (error < 1e-8).
- * n = round(t) without a float-to-int conversion (which would stop the
- * vectoriser): adding 1.5 * 2^23 leaves n in the low mantissa bits. */
-static inline float rl_exp2(float t) {
-    float k = t + 12582912.0f;
-    uint32_t kb, bits;
-    memcpy(&kb, &k, sizeof kb);
-    float u = (t - (k - 12582912.0f)) * 0.693147181f;
-    float p = 1.0f + u * (1.0f + u * (0.5f + u * (0.166666667f + u * (0.0416666667f +
-              u * (0.00833333333f + u * (0.00138888889f + u * 0.000198412698f))))));
-    bits = (kb - 0x4b400000u + 127u) << 23;
-    float sc;
-    memcpy(&sc, &bits, sizeof sc);
-    return p * sc;
-}
-
-/* One span of the extrapolation: y = c (c / o)^a where both are > 0, else
- * c; o <- c; f, b <- y. */
-static inline __attribute__((always_inline)) void extrapolate_span(float *f, float *xk, float *bx,
-                                                                   int64_t len, float a,
-                                                                   float tlo, float thi) {
-    for (int64_t x = 0; x < len; x++) {
-        /* y where c, o > 0, else c: selected by a bit mask (a ?: here
-         * becomes a branch, and the loop stays scalar) */
-        float c = f[x], o = xk[x], v;
-        float t = a * (rl_log2(c) - rl_log2(o));
-        t = t > tlo ? t : tlo;
-        t = t < thi ? t : thi;
-        float y = c * rl_exp2(t);
-        uint32_t yb, cb, keep = 0u - (uint32_t)((c > 0) & (o > 0));
-        memcpy(&yb, &y, sizeof yb);
-        memcpy(&cb, &c, sizeof cb);
-        yb = (yb & keep) | (cb & ~keep);
-        memcpy(&v, &yb, sizeof v);
-        xk[x] = c;
-        f[x] = v;
-        bx[x] = v;
-    }
-}
-
-typedef void (*extrapolate_fn)(float *, float *, float *, int64_t, float, float, float);
-
-static void extrapolate_sse2(float *f, float *xk, float *bx, int64_t len, float a, float tlo,
-                             float thi) {
-    extrapolate_span(f, xk, bx, len, a, tlo, thi);
-}
-
-#if defined(__x86_64__) && defined(__GNUC__)
-/* The two polynomials per voxel make this pass compute-bound (about a sixth
- * of an accelerated iteration with 4 SSE2 lanes): 8 lanes where the CPU has
- * AVX2 (VOXA_RL_KERNEL=c forces SSE2, for tests). No FMA in the target, and
- * no AVX-512 (whose 512-bit FMA gcc would contract to), so the rounding is
- * SSE2's bit for bit. */
-__attribute__((target("avx2"))) static void extrapolate_avx2(float *f, float *xk, float *bx,
-                                                             int64_t len, float a, float tlo,
-                                                             float thi) {
-    extrapolate_span(f, xk, bx, len, a, tlo, thi);
-}
-#endif
-
-static extrapolate_fn extrapolate_kernel(void) {
-#if defined(__x86_64__) && defined(__GNUC__)
-    if (voxa__simd_level_from_env("VOXA_RL_KERNEL") >= VOXA__SIMD_AVX2 &&
-        __builtin_cpu_supports("avx2"))
-        return extrapolate_avx2;
-#endif
-    return extrapolate_sse2;
-}
-
-/* Acceleration: y = x (x / x_prev)^alpha where both are > 0, else x;
- * x_prev <- x; f, buf <- y. */
+/* Acceleration: y = x (x / x_prev)^alpha where both are > 0, else x
+ * (deconv_accel.c); log2 x_prev <- log2 x; f, buf <- y. */
 static voxa_status pass_extrapolate(int64_t lo, int64_t hi, int tid, void *ctx) {
     run *R = ctx;
     const voxa_rl_plan *p = R->p;
     int64_t L2 = p->L[2];
-    float a = R->alpha;
-    /* the exponent's bounds, read from R: as literals, gcc specialises the
-     * clamped cases into branches and does not vectorise the loop */
-    float tlo = -R->tmax, thi = R->tmax;
-    extrapolate_fn span_fn = extrapolate_kernel();
     span s[3];
     int mid;
     for (int64_t r = lo; r < hi; r++) {
-        float *xp = R->xprev + r * L2, *b = p->buf + r * p->px;
+        float *lp = R->lprev + r * L2, *b = p->buf + r * p->px;
         int ns = row_spans(R, r, s, &mid);
         for (int k = 0; k < ns; k++)
-            span_fn(s[k].f, xp + s[k].x, b + s[k].x, s[k].len, a, tlo, thi);
+            R->accel.extrapolate(s[k].f, lp + s[k].x, b + s[k].x, s[k].len, R->alpha,
+                                 -R->tmax, R->tmax);
     }
     return VOXA_OK;
 }
 
-/* buf <- f; with acceleration also x_prev <- f. */
+/* buf <- f; with acceleration also log2 x_prev <- log2 f. */
 static voxa_status pass_load(int64_t lo, int64_t hi, int tid, void *ctx) {
     run *R = ctx;
     const voxa_rl_plan *p = R->p;
@@ -357,7 +274,7 @@ static voxa_status pass_load(int64_t lo, int64_t hi, int tid, void *ctx) {
         for (int k = 0; k < ns; k++) {
             size_t bytes = (size_t)s[k].len * sizeof(float);
             memcpy(p->buf + r * p->px + s[k].x, s[k].f, bytes);
-            if (R->xprev) memcpy(R->xprev + r * p->L[2] + s[k].x, s[k].f, bytes);
+            if (R->lprev) R->accel.log(s[k].f, R->lprev + r * p->L[2] + s[k].x, s[k].len);
         }
     }
     return VOXA_OK;
@@ -597,7 +514,8 @@ voxa_status voxa_rl_plan_execute(voxa_rl_plan *p, const voxa_array *in, voxa_arr
         VOXA_GOTO_IF(!acc || !dots, VOXA_ENOMEM,
                      "deconvolution: cannot allocate acceleration buffers");
         voxa__advise_huge_pages(acc, (size_t)p->nbox * 2 * sizeof(float));
-        R.xprev = acc;
+        R.lprev = acc;
+        R.accel = voxa__rl_accel_kernels_pick();
         R.step = acc + p->nbox;
         R.dots = dots;
     }

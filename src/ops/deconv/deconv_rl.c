@@ -37,8 +37,9 @@
  * in deconv_accel.c. Costs two extra box-sized arrays (log2 of the last
  * estimate, kept from the last extrapolation, and the last step, which the update
  * pass reads for the dot products and overwrites with the new step in the
- * same loop) and one pass. The dot products are summed per box row in double and then in
- * row order, so they do not depend on the thread count.
+ * same loop) and one pass. The dot products are summed per box row in double,
+ * in fixed lanes (deconv_accel.c), then in row order, so they depend on
+ * neither the thread count nor the SIMD width.
  *
  * Storage of the estimate: its window in the caller's output when that is
  * float32, C-contiguous and not clipped (else one window-sized buffer), the

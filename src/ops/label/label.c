@@ -49,11 +49,11 @@
  *
  * Cost: time O(voxels) reads + O(runs x neighbour lines) + O(voxels)
  * writes. Memory beyond the output: 12 bytes per run (s, e as uint32;
- * parent/label as uint32, int64 from 2^32 - 1 runs: label_uf.h) + 8 bytes
- * per line (the bitmap path: 5/16 byte per
- * voxel of line bitmaps and, unless a neighbour line allows only dx = -1
- * and +1, 8 bytes per run, the runs being rebuilt from the bitmaps when
- * written; one scan: up to 2x the run table more,
+ * parent/label as uint32, or int64 from 2^32 - 1 runs on: label_uf.h) + 8
+ * bytes per line (the bitmap path: 5/16 byte per voxel of line bitmaps
+ * and, unless a neighbour line allows only dx = -1 and +1, 8 bytes per
+ * run, the runs being rebuilt from the bitmaps when written; one scan: up
+ * to 2x the run table more,
  * in chunk buffers, until they are copied). Runs <= voxels/2 (a checker board),
  * ~voxels/4 for 50 % random noise, tiny for masks of blobs. Files:
  * label_scan.c (pass 1), label_runs.c (typed scans and output writes),
@@ -120,24 +120,25 @@ static void unite_lines(const plan *P, int64_t l, int64_t m, int g) {
      * runs are single voxels); runs of m are disjoint and sorted. So the
      * first run of m that can meet run i only moves forward. */
     UF_WITH(P->wide, P->parent, par,
-    for (; i < ie; i++) {
-        int64_t alo = (int64_t)R[i].s + dmin, ahi = (int64_t)R[i].e - 1 + dmax;
-        while (j < je && (int64_t)R[j].e - 1 < alo) j++;
-        if (j == je) break;
-        int64_t ri = -1; /* root of run i, found lazily */
-        for (int64_t k = j; k < je && (int64_t)R[k].s <= ahi; k++) {
-            if (gap) {
-                /* differences x_b - x_a span [lo, hi]: need -1 or +1 inside */
-                int64_t lo = (int64_t)R[k].s - ((int64_t)R[i].e - 1);
-                int64_t hi = (int64_t)R[k].e - 1 - (int64_t)R[i].s;
-                if (!((lo <= -1 && -1 <= hi) || (lo <= 1 && 1 <= hi))) continue;
+        for (; i < ie; i++) {
+            int64_t alo = (int64_t)R[i].s + dmin, ahi = (int64_t)R[i].e - 1 + dmax;
+            while (j < je && (int64_t)R[j].e - 1 < alo) j++;
+            if (j == je) break;
+            int64_t ri = -1; /* root of run i, found lazily */
+            for (int64_t k = j; k < je && (int64_t)R[k].s <= ahi; k++) {
+                if (gap) {
+                    /* differences x_b - x_a span [lo, hi]: need -1 or +1 inside */
+                    int64_t lo = (int64_t)R[k].s - ((int64_t)R[i].e - 1);
+                    int64_t hi = (int64_t)R[k].e - 1 - (int64_t)R[i].s;
+                    if (!((lo <= -1 && -1 <= hi) || (lo <= 1 && 1 <= hi))) continue;
+                }
+                /* ri stays a root: only this loop links, and it links to it or
+                 * moves it to the new (smaller) root */
+                if (ri < 0) ri = uf_find(par, i);
+                ri = uf_link(par, ri, k);
             }
-            /* ri stays a root: only this loop links, and it links to it or
-             * moves it to the new (smaller) root */
-            if (ri < 0) ri = uf_find(par, i);
-            ri = uf_link(par, ri, k);
         }
-    });
+    );
 }
 
 /* Neighbour lines of line l in group g, if inside the volume. */
@@ -467,10 +468,10 @@ voxa_status voxa_label(const voxa_array *in, const unsigned char *structure, int
         P->runs_from_bits = use_bits && !five && voxa__label_keep_runs == 0 &&
                             !(env && atoi(env) == 1);
     }
-    /* (at least one entry: the output pass indexes these even with no runs) */
     P->wide = voxa__label_table_wide(nruns);
     voxa__label_last_wide = P->wide;
     P->write_fn = voxa__label_write_kernel(out->dtype, P->wide);
+    /* (at least one entry: the output pass indexes these even with no runs) */
     P->runs = voxa__malloc(P->runs_from_bits ? 1 : (size_t)nruns + 1, sizeof *P->runs);
     P->parent = voxa__malloc((size_t)nruns + 1, P->wide ? 8 : 4);
     VOXA_GOTO_IF(!P->runs || !P->parent, VOXA_ENOMEM,

@@ -8,6 +8,10 @@
 extern int64_t voxa__label_min_block; /* internal knob: force many blocks */
 extern int voxa__label_portable;      /* 1: portable byte kernels (no SSE2 masks) */
 extern int voxa__label_one_scan;      /* runs in one scan: 0 never, 1 auto, 2 always */
+extern int voxa__label_use_blocks;    /* 0: the run path always */
+extern int voxa__label_wide_table;    /* 1: int64 union-find table on any input */
+extern _Thread_local int voxa__label_last_wide; /* the table width of the last call */
+int voxa__label_table_wide(int64_t nruns);
 
 /* Reference: flood fill in raster order with the full structure `st`
  * (3^nd entries), C-contiguous u8 mask, int64 labels. Returns the count. */
@@ -431,6 +435,96 @@ static void test_byte_kernels(void) {
     voxa_set_threads(0);
 }
 
+/* The union-find table's two widths (label_uf.h): uint32 up to UINT32_MAX -
+ * 1 runs, int64 past that or when forced. Both must give the same labels,
+ * bit for bit and equal to the reference, on random masks in 1-4-D, every
+ * connectivity and random structures, byte and uint16 inputs (bitmap union,
+ * run sweep), every output width, 1 and 2 threads, tiny blocks (seams). */
+static void test_wide_table(void) {
+    CHECK(!voxa__label_table_wide(0));
+    CHECK(!voxa__label_table_wide((int64_t)UINT32_MAX - 1));
+    CHECK(voxa__label_table_wide((int64_t)UINT32_MAX));
+    CHECK(voxa__label_table_wide((int64_t)1 << 40));
+    voxa__label_wide_table = 1;
+    CHECK(voxa__label_table_wide(0));
+    voxa__label_wide_table = 0;
+    setenv("VOXA_LABEL_WIDE", "1", 1);
+    CHECK(voxa__label_table_wide(0));
+    unsetenv("VOXA_LABEL_WIDE");
+    CHECK(!voxa__label_table_wide(0));
+
+    static const voxa_dtype outs[] = {VOXA_I64, VOXA_U32, VOXA_I16, VOXA_U8};
+    unsigned long long seed = 99;
+    unsigned char st[81];
+    int64_t old_block = voxa__label_min_block;
+    voxa__label_use_blocks = 0;
+    for (int trial = 0; trial <= 160; trial++) {
+        /* the last: 50 % noise, ~80k runs, thousands of components (roots
+         * past 2^16: a truncation of indices shows) */
+        int nd = trial == 160 ? 3 : 1 + trial % 4;
+        int64_t shape[4], n = 1;
+        for (int d = 0; d < nd; d++) {
+            shape[d] = 1 + (int64_t)(vtest_rand(&seed) % (d == nd - 1 ? 140 : nd == 2 ? 30 : 6));
+            if (trial == 160) shape[d] = d ? 200 : 8;
+            n *= shape[d];
+        }
+        int dens = trial == 160 ? 50 : (int)(vtest_rand(&seed) % 101);
+        uint8_t *m = malloc((size_t)n);
+        uint16_t *m16 = malloc((size_t)n * 2);
+        for (int64_t i = 0; i < n; i++) m16[i] = m[i] = (int)(vtest_rand(&seed) % 100) < dens;
+        if (trial == 160) connectivity_structure(nd, 1, st); /* thousands of components */
+        else if (trial % 3 == 2) random_structure(&seed, nd, st);
+        else connectivity_structure(nd, 1 + (int)(vtest_rand(&seed) % (uint64_t)nd), st);
+        int64_t *want = malloc((size_t)n * sizeof *want);
+        int64_t wn = ref_label(m, nd, shape, st, want);
+        voxa_dtype od = trial == 160 ? VOXA_U32 : outs[(trial / 4) % 4];
+        size_t es = voxa_dtype_size(od);
+        char *got[2] = {malloc((size_t)n * es), malloc((size_t)n * es)};
+        voxa_array in, out;
+        voxa_array_view(&in, trial & 1 ? (void *)m16 : (void *)m, trial & 1 ? VOXA_U16 : VOXA_U8,
+                        nd, shape);
+        for (int k = 0; k < 4; k++) {
+            voxa_set_threads(1 + (k & 1));
+            voxa__label_min_block = k & 2 ? 1 : old_block;
+            int64_t gn[2] = {-1, -1};
+            voxa_status rc[2];
+            for (int wide = 0; wide < 2; wide++) {
+                voxa__label_wide_table = wide;
+                voxa__label_last_wide = -1;
+                memset(got[wide], 0x5a, (size_t)n * es);
+                voxa_array_view(&out, got[wide], od, nd, shape);
+                rc[wide] = voxa_label(&in, st, 0, &out, &gn[wide]);
+                CHECK(voxa__label_last_wide == wide);
+            }
+            voxa__label_wide_table = 0;
+            CHECK(rc[0] == rc[1]);
+            if (rc[0] != VOXA_OK) { /* only 8/16-bit outputs may overflow */
+                CHECK(rc[0] == VOXA_EOVERFLOW && es <= 2 && wn > (es == 1 ? 255 : 32767));
+                continue;
+            }
+            CHECK(gn[0] == wn && gn[1] == wn);
+            CHECK(!memcmp(got[0], got[1], (size_t)n * es));
+            int same = 1;
+            for (int64_t i = 0; i < n; i++) {
+                int64_t v = es == 8 ? ((int64_t *)(void *)got[0])[i]
+                          : es == 4 ? (int64_t)((uint32_t *)(void *)got[0])[i]
+                          : es == 2 ? (int64_t)((int16_t *)(void *)got[0])[i]
+                                    : (int64_t)((uint8_t *)(void *)got[0])[i];
+                same &= v == want[i];
+            }
+            CHECK(same);
+        }
+        free(m);
+        free(m16);
+        free(want);
+        free(got[0]);
+        free(got[1]);
+    }
+    voxa__label_use_blocks = 1;
+    voxa__label_min_block = old_block;
+    voxa_set_threads(0);
+}
+
 int main(void) {
     RUN(test_known_2d);
     RUN(test_edge_shapes);
@@ -442,5 +536,6 @@ int main(void) {
     RUN(test_random_vs_reference);
     RUN(test_bitmap_corners);
     RUN(test_byte_kernels);
+    RUN(test_wide_table);
     VTEST_END();
 }

@@ -48,11 +48,12 @@
  * order of unions, and components, roots (minimum) and labels are unique.
  *
  * Cost: time O(voxels) reads + O(runs x neighbour lines) + O(voxels)
- * writes. Memory beyond the output: 16 bytes per run (s, e as uint32;
- * parent/label as int64) + 8 bytes per line (the bitmap path: 5/16 byte per
- * voxel of line bitmaps and, unless a neighbour line allows only dx = -1
- * and +1, 8 bytes per run, the runs being rebuilt from the bitmaps when
- * written; one scan: up to 2x the run table more,
+ * writes. Memory beyond the output: 12 bytes per run (s, e as uint32;
+ * parent/label as uint32, or int64 from 2^32 - 1 runs on: label_uf.h) + 8
+ * bytes per line (the bitmap path: 5/16 byte per voxel of line bitmaps
+ * and, unless a neighbour line allows only dx = -1 and +1, 8 bytes per
+ * run, the runs being rebuilt from the bitmaps when written; one scan: up
+ * to 2x the run table more,
  * in chunk buffers, until they are copied). Runs <= voxels/2 (a checker board),
  * ~voxels/4 for 50 % random noise, tiny for masks of blobs. Files:
  * label_scan.c (pass 1), label_runs.c (typed scans and output writes),
@@ -79,15 +80,17 @@ int64_t voxa__label_min_block = 1 << 16; /* (3^7 - 1) / 2 neighbour lines for nd
  * pages, and a call after a pause paid that for every table (BENCHMARKS.md,
  * session 14); small pages cost the same whatever came before. */
 
-/* ---- pass 2: union ------------------------------------------------------------ */
+/* The union-find table's width (label_uf.h): uint32 entries hold run
+ * indices and labels up to UINT32_MAX - 1, so up to UINT32_MAX - 1 runs. */
+int voxa__label_wide_table = 0;
+_Thread_local int voxa__label_last_wide = -1;
 
-static inline int64_t find(int64_t *parent, int64_t x) {
-    while (parent[x] != x) {
-        parent[x] = parent[parent[x]]; /* path halving; parents only decrease */
-        x = parent[x];
-    }
-    return x;
+int voxa__label_table_wide(int64_t nruns) {
+    const char *env = getenv("VOXA_LABEL_WIDE"); /* 1: int64 on any input (tests) */
+    return nruns >= (int64_t)UINT32_MAX || voxa__label_wide_table || (env && atoi(env) == 1);
 }
+
+/* ---- pass 2: union ------------------------------------------------------------ */
 
 /* Unite the runs of line l with those of the earlier line m where some voxel
  * pair is dx apart with dx allowed by `mask`. */
@@ -116,32 +119,26 @@ static void unite_lines(const plan *P, int64_t l, int64_t m, int g) {
     /* Widened runs of l have non-decreasing ends (they may overlap when
      * runs are single voxels); runs of m are disjoint and sorted. So the
      * first run of m that can meet run i only moves forward. */
-    for (; i < ie; i++) {
-        int64_t alo = (int64_t)R[i].s + dmin, ahi = (int64_t)R[i].e - 1 + dmax;
-        while (j < je && (int64_t)R[j].e - 1 < alo) j++;
-        if (j == je) break;
-        int64_t *par = P->parent, ri = -1; /* root of run i, found lazily */
-        for (int64_t k = j; k < je && (int64_t)R[k].s <= ahi; k++) {
-            if (gap) {
-                /* differences x_b - x_a span [lo, hi]: need -1 or +1 inside */
-                int64_t lo = (int64_t)R[k].s - ((int64_t)R[i].e - 1);
-                int64_t hi = (int64_t)R[k].e - 1 - (int64_t)R[i].s;
-                if (!((lo <= -1 && -1 <= hi) || (lo <= 1 && 1 <= hi))) continue;
-            }
-            /* ri stays a root: only this loop links, and it links to it or
-             * moves it to the new (smaller) root */
-            if (ri < 0) ri = find(par, i);
-            int64_t rk = par[k];
-            if (rk == ri) continue; /* already joined (common in big components) */
-            rk = find(par, rk);
-            if (rk < ri) {
-                par[ri] = rk;
-                ri = rk;
-            } else if (ri < rk) {
-                par[rk] = ri;
+    UF_WITH(P->wide, P->parent, par,
+        for (; i < ie; i++) {
+            int64_t alo = (int64_t)R[i].s + dmin, ahi = (int64_t)R[i].e - 1 + dmax;
+            while (j < je && (int64_t)R[j].e - 1 < alo) j++;
+            if (j == je) break;
+            int64_t ri = -1; /* root of run i, found lazily */
+            for (int64_t k = j; k < je && (int64_t)R[k].s <= ahi; k++) {
+                if (gap) {
+                    /* differences x_b - x_a span [lo, hi]: need -1 or +1 inside */
+                    int64_t lo = (int64_t)R[k].s - ((int64_t)R[i].e - 1);
+                    int64_t hi = (int64_t)R[k].e - 1 - (int64_t)R[i].s;
+                    if (!((lo <= -1 && -1 <= hi) || (lo <= 1 && 1 <= hi))) continue;
+                }
+                /* ri stays a root: only this loop links, and it links to it or
+                 * moves it to the new (smaller) root */
+                if (ri < 0) ri = uf_find(par, i);
+                ri = uf_link(par, ri, k);
             }
         }
-    }
+    );
 }
 
 /* Neighbour lines of line l in group g, if inside the volume. */
@@ -211,7 +208,7 @@ static voxa_status write_block(int64_t b, int64_t e, int tid, void *ctx) {
             R = line_runs;
         }
         P->write_fn(P->out + line_offset(idx, P->ostr, P->nd), P->w, P->ostr[P->nd - 1], R, nr,
-                    P->parent + r0, P->zeroed);
+                    (const char *)P->parent + r0 * (P->wide ? 8 : 4), P->zeroed);
     }
     voxa__free(line_runs);
     return VOXA_OK;
@@ -240,7 +237,7 @@ static voxa_status check_args(const voxa_array *in, const unsigned char *structu
                  "label: in has %d dimensions, expected 1 to %d", in->ndim, VOXA_MAXDIM);
     VOXA_FAIL_IF(!voxa__label_runs_kernel(in->dtype, 0), VOXA_EINVAL,
                  "label: unsupported input dtype %s", voxa_dtype_name(in->dtype));
-    VOXA_FAIL_IF(!voxa__label_write_kernel(out->dtype), VOXA_EINVAL,
+    VOXA_FAIL_IF(!voxa__label_write_kernel(out->dtype, 1), VOXA_EINVAL,
                  "label: unsupported output dtype %s (expected an integer type: int32, "
                  "uint16, uint32, int64, int8, uint8, int16, uint64)",
                  voxa_dtype_name(out->dtype));
@@ -406,7 +403,6 @@ voxa_status voxa_label(const voxa_array *in, const unsigned char *structure, int
         P->portable = voxa__label_portable || (penv && atoi(penv) == 1);
     }
     P->runs_fn = voxa__label_runs_kernel(in->dtype, P->portable);
-    P->write_fn = voxa__label_write_kernel(out->dtype);
     P->zeroed = voxa__label_zeroed;
     {   /* full connectivity on byte masks in 2-D/3-D: by 2x2(x2) blocks */
         int full = P->merge && P->ngroups == (P->nd == 3 ? 4 : 1);
@@ -472,12 +468,15 @@ voxa_status voxa_label(const voxa_array *in, const unsigned char *structure, int
         P->runs_from_bits = use_bits && !five && voxa__label_keep_runs == 0 &&
                             !(env && atoi(env) == 1);
     }
+    P->wide = voxa__label_table_wide(nruns);
+    voxa__label_last_wide = P->wide;
+    P->write_fn = voxa__label_write_kernel(out->dtype, P->wide);
     /* (at least one entry: the output pass indexes these even with no runs) */
     P->runs = voxa__malloc(P->runs_from_bits ? 1 : (size_t)nruns + 1, sizeof *P->runs);
-    P->parent = voxa__malloc((size_t)nruns + 1, sizeof *P->parent);
+    P->parent = voxa__malloc((size_t)nruns + 1, P->wide ? 8 : 4);
     VOXA_GOTO_IF(!P->runs || !P->parent, VOXA_ENOMEM,
                  "label: out of memory for %lld runs (%lld bytes)", (long long)nruns,
-                 (long long)nruns * 16);
+                 (long long)nruns * (P->wide ? 16 : 12));
     if (nruns) {
         if (use_bits) {
             P->nw = (P->w + 63) / 64;
@@ -488,7 +487,7 @@ voxa_status voxa_label(const voxa_array *in, const unsigned char *structure, int
             VOXA_GOTO_IF(!P->bits || !P->starts || !P->pc, VOXA_ENOMEM,
                          "label: out of memory for line bitmaps (%lld words)",
                          (long long)words);
-            P->unite_bits = voxa__label_unite_bits_kernel();
+            P->unite_bits = voxa__label_unite_bits_kernel(P->wide);
         }
         if (P->chunk_buf && !P->bits) { /* one scan: the runs are in the chunks */
             if ((st = voxa__parallel_for(P->nchunks, 1, voxa__label_copy_chunk, P)) != VOXA_OK) goto done;
@@ -508,11 +507,11 @@ voxa_status voxa_label(const voxa_array *in, const unsigned char *structure, int
         union_seams(P);
 
         /* 3. numbering in raster order of first voxels */
-        int64_t n = 0, *par = P->parent;
-        for (int64_t r = 0; r < nruns; r++) {
+        int64_t n = 0; /* <= nruns: fits the table's entries */
+        UF_WITH(P->wide, P->parent, par, for (int64_t r = 0; r < nruns; r++) {
             int64_t p = par[r];
             par[r] = p == r ? ++n : par[p];
-        }
+        });
         int64_t mx = dtype_max(out->dtype);
         VOXA_GOTO_IF(n > mx, VOXA_EOVERFLOW,
                      "label: %lld components do not fit the output dtype %s (max %lld); "

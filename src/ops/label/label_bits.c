@@ -22,20 +22,14 @@
  *
  * The only loop branch left per pair is the set-bit loop's; the union
  * caches the current run's root. Cost per line pair: O(words + pairs).
- * Built twice, with and without the popcnt instruction, chosen once.
+ * Built twice, with and without the popcnt instruction, chosen once, for
+ * each width of the union-find table (label_uf.h).
  *
  * The union needs only these bitmaps, so this path keeps no run table: the
  * output pass rebuilds each line's runs from its bitmap
  * (voxa__label_runs_from_bits, below), saving 8 bytes per run. */
 #include "label_internal.h"
-
-static inline int64_t find(int64_t *parent, int64_t x) {
-    while (parent[x] != x) {
-        parent[x] = parent[parent[x]]; /* path halving; parents only decrease */
-        x = parent[x];
-    }
-    return x;
-}
+#include "label_uf.h"
 
 /* bits 0..x inclusive (x = 63: all; 2 << 63 wraps to 0 in unsigned) */
 #define LOW(x) ((2ULL << (x)) - 1)
@@ -52,17 +46,9 @@ static inline int64_t find(int64_t *parent, int64_t x) {
                      __builtin_popcountll(b->starts[wy_] & LOW(y_ & 63)) - 1;  \
         if (ia != last_a) {                                                    \
             last_a = ia;                                                       \
-            ri = find(parent, ia);                                             \
+            ri = uf_find(parent, ia);                                          \
         }                                                                      \
-        int64_t rk = parent[ib];                                               \
-        if (rk == ri) break;                                                   \
-        rk = find(parent, rk);                                                 \
-        if (rk < ri) {                                                         \
-            parent[ri] = rk;                                                   \
-            ri = rk;                                                           \
-        } else if (ri < rk) {                                                  \
-            parent[rk] = ri;                                                   \
-        }                                                                      \
+        ri = uf_link(parent, ri, ib);                                          \
     } while (0)
 
 /* Each set bit of `m` (in word w) is one pair at shift dx. */
@@ -136,17 +122,20 @@ static inline int64_t find(int64_t *parent, int64_t x) {
         UNITE_BITS_PASS(BW_PLAIN)                                              \
     }
 
-static void unite_bits_generic(int64_t *parent, int64_t nw, const voxa__line_bits *a,
-                               const voxa__line_bits *b, unsigned mask) {
-    UNITE_BITS_BODY
-}
-
+/* One kernel per table width (T) and instruction set (ATTR). */
+#define UNITE_BITS_FN(name, T, ATTR)                                           \
+    ATTR static void name(void *table, int64_t nw, const voxa__line_bits *a,   \
+                          const voxa__line_bits *b, unsigned mask) {           \
+        T *parent = table;                                                     \
+        UNITE_BITS_BODY                                                        \
+    }
+UNITE_BITS_FN(unite_bits_generic64, int64_t, )
+UNITE_BITS_FN(unite_bits_generic32, uint32_t, )
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
-__attribute__((target("popcnt"))) static void
-unite_bits_popcnt(int64_t *parent, int64_t nw, const voxa__line_bits *a,
-                  const voxa__line_bits *b, unsigned mask) {
-    UNITE_BITS_BODY
-}
+#define POPCNT __attribute__((target("popcnt")))
+UNITE_BITS_FN(unite_bits_popcnt64, int64_t, POPCNT)
+UNITE_BITS_FN(unite_bits_popcnt32, uint32_t, POPCNT)
+#undef POPCNT
 #endif
 
 int voxa__label_keep_runs = 0;
@@ -171,10 +160,10 @@ int64_t voxa__label_runs_from_bits(const uint64_t *bits, int64_t nw, int64_t n, 
     return c / 2;
 }
 
-voxa__unite_bits_fn voxa__label_unite_bits_kernel(void) {
+voxa__unite_bits_fn voxa__label_unite_bits_kernel(int wide) {
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("popcnt")) return unite_bits_popcnt;
+    if (__builtin_cpu_supports("popcnt")) return wide ? unite_bits_popcnt64 : unite_bits_popcnt32;
 #endif
-    return unite_bits_generic;
+    return wide ? unite_bits_generic64 : unite_bits_generic32;
 }

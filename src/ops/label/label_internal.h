@@ -20,14 +20,27 @@ typedef int64_t (*voxa__runs_fn)(const char *p, int64_t n, int64_t st, int merge
                                  voxa__run *dst, int safe);
 
 /* Write one output line: `lab[k]` over run k, 0 elsewhere (zeroed != 0: the
- * line already holds zeros, only the runs are written). */
+ * line already holds zeros, only the runs are written). `lab` points into
+ * the union-find table: int64 or uint32 entries (label_uf.h), as the kernel
+ * was chosen for. */
 typedef void (*voxa__write_fn)(char *p, int64_t n, int64_t st, const voxa__run *runs,
-                               int64_t nruns, const int64_t *lab, int zeroed);
+                               int64_t nruns, const void *lab, int zeroed);
 
 /* Kernels for an input dtype (folded: bool/u8/i8, u16/i16, u32/i32, u64/i64,
- * f32, f64; portable: see voxa__label_portable) and an integer output dtype (folded by size); NULL if unsupported. */
+ * f32, f64; portable: see voxa__label_portable) and an integer output dtype
+ * (folded by size) reading an int64 (wide != 0) or uint32 table; NULL if
+ * unsupported. */
 voxa__runs_fn voxa__label_runs_kernel(voxa_dtype in, int portable);
-voxa__write_fn voxa__label_write_kernel(voxa_dtype out);
+voxa__write_fn voxa__label_write_kernel(voxa_dtype out, int wide);
+
+/* Does a union-find table for nruns runs need int64 entries (nruns >=
+ * UINT32_MAX: uint32 holds indices and labels up to nruns)? Tests force
+ * them on any input with voxa__label_wide_table = 1 or the environment
+ * variable VOXA_LABEL_WIDE=1; voxa__label_last_wide tells which width the
+ * calling thread's last run-path call used (-1: none). */
+int voxa__label_table_wide(int64_t nruns);
+extern int voxa__label_wide_table;
+extern _Thread_local int voxa__label_last_wide;
 
 /* Byte masks with a contiguous last axis and run merging: fill a line's runs
  * (as the runs kernel does) and keep its bitmaps for the bitmap union:
@@ -66,10 +79,11 @@ typedef struct voxa__line_bits {
 
 /* Unite the runs of line a with those of the earlier line b whose voxels are
  * dx apart for some dx allowed by `mask` (bit 0: -1, 1: 0, 2: +1), with the
- * smaller-index-root union-find in `parent`. nw = words per line. */
-typedef void (*voxa__unite_bits_fn)(int64_t *parent, int64_t nw, const voxa__line_bits *a,
+ * smaller-index-root union-find in `parent` (int64 entries if the kernel was
+ * chosen wide, else uint32). nw = words per line. */
+typedef void (*voxa__unite_bits_fn)(void *parent, int64_t nw, const voxa__line_bits *a,
                                     const voxa__line_bits *b, unsigned mask);
-voxa__unite_bits_fn voxa__label_unite_bits_kernel(void);
+voxa__unite_bits_fn voxa__label_unite_bits_kernel(int wide);
 
 /* Least voxels per parallel block (default 65536); tests may lower it. */
 extern int64_t voxa__label_min_block;

@@ -4,6 +4,7 @@
 #define VOXA_LABEL_PLAN_H
 
 #include "label_internal.h"
+#include "label_uf.h"
 
 #define NGROUPS_MAX 1093
 
@@ -29,7 +30,8 @@ typedef struct plan {
     int runs_from_bits;            /* bitmap path: no run table (label.c) */
     int64_t *line_off;             /* nlines + 1 */
     voxa__run *runs;
-    int64_t *parent;               /* parent, then label, of every run */
+    void *parent;                  /* parent, then label, of every run */
+    int wide;                      /* its entries: int64, else uint32 (label_uf.h) */
     int64_t nblocks, *block_lo;    /* union blocks (nblocks + 1 bounds) */
     /* bitmap union (byte masks with many runs; see label_bits.c) */
     int64_t nw;                    /* 64-bit words per line */

@@ -404,9 +404,10 @@ voxa__runs_fn voxa__label_runs_kernel(voxa_dtype t, int portable) {
         for (; y_ < end_; y_++) (a)[y_] = (v);                                 \
     } while (0)
 
-#define WRITE_KERNEL(T, name)                                                  \
+#define WRITE_KERNEL(T, name, L)                                               \
     static void write_##name(char *p, int64_t n, int64_t st, const voxa__run *r, \
-                             int64_t nr, const int64_t *lab, int zeroed) {     \
+                             int64_t nr, const void *labels, int zeroed) {     \
+        const L *lab = labels; /* the union-find table's width */             \
         /* zeroed: the runs only, exactly (no spill past a run's end); on    \
          * noisy lines (many short runs) the span fills below are faster.     \
          * The run's bounds are read once, before its loop: a store through   \
@@ -429,8 +430,10 @@ voxa__runs_fn voxa__label_runs_kernel(voxa_dtype t, int portable) {
             T *a = (T *)(void *)p;                                             \
             int64_t x = 0;                                                     \
             for (int64_t k = 0; k < nr; k++) {                                 \
+                /* the label in a local: stores to `a` may alias `lab` */     \
+                T v = (T)lab[k];                                               \
                 SPAN_FILL(T, a, x, (int64_t)r[k].s, n, (T)0);                  \
-                SPAN_FILL(T, a, (int64_t)r[k].s, (int64_t)r[k].e, n, (T)lab[k]); \
+                SPAN_FILL(T, a, (int64_t)r[k].s, (int64_t)r[k].e, n, v);       \
                 x = r[k].e;                                                    \
             }                                                                  \
             SPAN_FILL(T, a, x, n, n, (T)0);                                    \
@@ -446,17 +449,22 @@ voxa__runs_fn voxa__label_runs_kernel(voxa_dtype t, int portable) {
         }                                                                      \
     }
 
-WRITE_KERNEL(uint8_t, u8)
-WRITE_KERNEL(uint16_t, u16)
-WRITE_KERNEL(uint32_t, u32)
-WRITE_KERNEL(uint64_t, u64)
+/* Output width x table width (int64 / uint32 labels, label_uf.h). */
+WRITE_KERNEL(uint8_t, u8_64, int64_t)
+WRITE_KERNEL(uint16_t, u16_64, int64_t)
+WRITE_KERNEL(uint32_t, u32_64, int64_t)
+WRITE_KERNEL(uint64_t, u64_64, int64_t)
+WRITE_KERNEL(uint8_t, u8_32, uint32_t)
+WRITE_KERNEL(uint16_t, u16_32, uint32_t)
+WRITE_KERNEL(uint32_t, u32_32, uint32_t)
+WRITE_KERNEL(uint64_t, u64_32, uint32_t)
 
-voxa__write_fn voxa__label_write_kernel(voxa_dtype t) {
+voxa__write_fn voxa__label_write_kernel(voxa_dtype t, int wide) {
     switch (t) {
-    case VOXA_U8: case VOXA_I8: return write_u8;
-    case VOXA_U16: case VOXA_I16: return write_u16;
-    case VOXA_U32: case VOXA_I32: return write_u32;
-    case VOXA_U64: case VOXA_I64: return write_u64;
+    case VOXA_U8: case VOXA_I8: return wide ? write_u8_64 : write_u8_32;
+    case VOXA_U16: case VOXA_I16: return wide ? write_u16_64 : write_u16_32;
+    case VOXA_U32: case VOXA_I32: return wide ? write_u32_64 : write_u32_32;
+    case VOXA_U64: case VOXA_I64: return wide ? write_u64_64 : write_u64_32;
     default: return NULL;
     }
 }

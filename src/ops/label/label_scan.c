@@ -33,14 +33,14 @@ voxa_status voxa__label_fill_block(int64_t b, int64_t e, int tid, void *ctx) {
                                   P->runs_from_bits ? NULL : P->runs + P->line_off[l],
                                   P->bits + l * P->nw,
                                   P->starts + l * P->nw, P->pc + l * P->nw, P->portable);
-        for (int64_t r = P->line_off[b]; r < P->line_off[e]; r++) P->parent[r] = r;
+        uf_init(P->parent, P->wide, P->line_off[b], P->line_off[e]);
         return VOXA_OK;
     }
     for (int64_t l = b; l < e; l++, line_next(P, idx))
         P->runs_fn(P->in + line_offset(idx, P->istr, P->nd), P->w, P->istr[P->nd - 1],
                    P->merge, P->runs + P->line_off[l],
                    !last_block && P->line_off[l + 1] == end_slot);
-    for (int64_t r = P->line_off[b]; r < P->line_off[e]; r++) P->parent[r] = r;
+    uf_init(P->parent, P->wide, P->line_off[b], P->line_off[e]);
     return VOXA_OK;
 }
 
@@ -89,7 +89,7 @@ voxa_status voxa__label_copy_chunk(int64_t c0, int64_t c1, int tid, void *ctx) {
     for (int64_t c = c0; c < c1; c++) {
         int64_t r0 = P->line_off[P->chunk_lo[c]], n = P->chunk_n[c];
         if (n) memcpy(P->runs + r0, P->chunk_buf[c], (size_t)n * sizeof *P->runs);
-        for (int64_t r = r0; r < r0 + n; r++) P->parent[r] = r;
+        uf_init(P->parent, P->wide, r0, r0 + n);
     }
     return VOXA_OK;
 }

@@ -169,12 +169,46 @@ static voxa_status pass_ratio(int64_t lo, int64_t hi, int tid, void *ctx) {
     return VOXA_OK;
 }
 
+/* One span of the update: v = update(f, c) (c in bx) into bx, and into f
+ * too unless `keep_f` (acceleration: the step still needs the old f). wx:
+ * free mode's weights, else NULL; in_window: zero mode's middle span. */
+static inline __attribute__((always_inline)) void update_span(float *f, float *bx,
+                                                              const float *wx, int periodic,
+                                                              int in_window, int64_t len,
+                                                              int keep_f) {
+    if (wx) {
+        for (int64_t x = 0; x < len; x++) {
+            float v = f[x] * bx[x] * wx[x];
+            v = v > 0 ? v : 0.0f; /* also maps NaN (0 * inf) to 0 */
+            bx[x] = v;
+            if (!keep_f) f[x] = v;
+        }
+    } else if (periodic) {
+        for (int64_t x = 0; x < len; x++) {
+            float v = f[x] * bx[x];
+            v = v > 0 ? v : 0.0f;
+            bx[x] = v;
+            if (!keep_f) f[x] = v;
+        }
+    } else if (in_window) { /* zero: unclamped on the window */
+        for (int64_t x = 0; x < len; x++) {
+            float v = f[x] * bx[x];
+            bx[x] = v;
+            if (!keep_f) f[x] = v;
+        }
+    } else {
+        memset(bx, 0, (size_t)len * sizeof(float));
+        if (!keep_f) memset(f, 0, (size_t)len * sizeof(float));
+    }
+}
+
 /* f <- update(f, c) and buf <- f (the next iteration's r2c input); with
  * acceleration also the step d = f_new - f and the row's dot products. */
 static voxa_status pass_update(int64_t lo, int64_t hi, int tid, void *ctx) {
     run *R = ctx;
     const voxa_rl_plan *p = R->p;
     int64_t L2 = p->L[2];
+    int periodic = p->boundary == VOXA_RL_PERIODIC;
     span s[3];
     int mid;
     for (int64_t r = lo; r < hi; r++) {
@@ -186,51 +220,14 @@ static voxa_status pass_update(int64_t lo, int64_t hi, int tid, void *ctx) {
         int lane = 0;
         for (int k = 0; k < ns; k++) {
             float *f = s[k].f, *bx = b + s[k].x;
-            int64_t len = s[k].len;
+            const float *wx = w ? w + s[k].x : NULL;
             if (gs) { /* the new estimate into bx while f still holds the old
                        * one; then the step, its dot products with the old
                        * step (which it replaces) and f */
-                if (w) {
-                    const float *wx = w + s[k].x;
-                    for (int64_t x = 0; x < len; x++) {
-                        float v = f[x] * bx[x] * wx[x];
-                        bx[x] = v > 0 ? v : 0.0f;
-                    }
-                } else if (p->boundary == VOXA_RL_PERIODIC) {
-                    for (int64_t x = 0; x < len; x++) {
-                        float v = f[x] * bx[x];
-                        bx[x] = v > 0 ? v : 0.0f;
-                    }
-                } else if (k == mid) {
-                    for (int64_t x = 0; x < len; x++) bx[x] = f[x] * bx[x];
-                } else {
-                    memset(bx, 0, (size_t)len * sizeof(float));
-                }
-                lane = R->accel.step(f, bx, gs + s[k].x, len, lane, num, den);
-            } else if (w) {
-                const float *wx = w + s[k].x;
-                for (int64_t x = 0; x < len; x++) {
-                    float v = f[x] * bx[x] * wx[x];
-                    v = v > 0 ? v : 0.0f; /* also maps NaN (0 * inf) to 0 */
-                    bx[x] = v;
-                    f[x] = v;
-                }
-            } else if (p->boundary == VOXA_RL_PERIODIC) {
-                for (int64_t x = 0; x < len; x++) {
-                    float v = f[x] * bx[x];
-                    v = v > 0 ? v : 0.0f;
-                    bx[x] = v;
-                    f[x] = v;
-                }
-            } else if (k == mid) { /* zero: unclamped on the window */
-                for (int64_t x = 0; x < len; x++) {
-                    float v = f[x] * bx[x];
-                    bx[x] = v;
-                    f[x] = v;
-                }
+                update_span(f, bx, wx, periodic, k == mid, s[k].len, 1);
+                lane = R->accel.step(f, bx, gs + s[k].x, s[k].len, lane, num, den);
             } else {
-                memset(bx, 0, (size_t)len * sizeof(float));
-                memset(f, 0, (size_t)len * sizeof(float));
+                update_span(f, bx, wx, periodic, k == mid, s[k].len, 0);
             }
         }
         if (gs) { /* the lanes in order: the same sums for every kernel */

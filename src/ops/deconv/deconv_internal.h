@@ -25,7 +25,9 @@ struct voxa_rl_plan {
     int ndim;                   /* caller's ndim (1..3) */
     voxa_rl_boundary boundary;
     int64_t n[3], m[3], L[3], off[3]; /* image, PSF, FFT box, window offset */
-    int64_t px;                 /* padded real length of a box row */
+    int64_t px;                 /* padded real length of a box row: 2 (L2/2+1),
+                                 * rounded up to VOXA_RL_ROW_ALIGN floats on
+                                 * free mode's split path */
     int64_t rows;               /* L[0] * L[1] */
     int64_t nbox;               /* L[0] * L[1] * L[2] (unpadded box voxels) */
     int64_t nc;                 /* complex coefficients */
@@ -50,16 +52,19 @@ struct voxa_rl_plan {
     /* free mode: a plane's transform in its row and column stages instead
      * (pinv NULL; pfwd, estimated, transforms only the PSF's planes), so that
      * rows a pass does not read after c2r, or knows to be 0 before r2c, are
-     * skipped: rowf[k] / rowi[k] transform rows [yrows[k][0], yrows[k][1])
-     * (k: VOXA_RL_ROWS_WINDOW, for the ratio pass, or VOXA_RL_ROWS_LIVE),
-     * colf / coli the columns */
-    fftwf_plan rowf[2], rowi[2], colf, coli;
-    int64_t yrows[2][2];
+     * skipped: the row set k (VOXA_RL_ROWS_WINDOW, for the ratio pass, or
+     * VOXA_RL_ROWS_LIVE) is [yrows[k][0], yrows[k][1]), transformed in
+     * blocks of rblk[k] rows out of place between the plane and a thread's
+     * row ring (voxa__rl_plane_split): rowf[k][0] / rowi[k][0] a block,
+     * rowf[k][1] / rowi[k][1] the last, shorter one (NULL if none); colf /
+     * coli the columns, in place */
+    fftwf_plan rowf[2][2], rowi[2][2], colf, coli;
+    int64_t yrows[2][2], rblk[2];
     fftwf_plan cfwd, cinv;      /* z-FFTs of a tile (L0 x VOXA_RL_TILE complex) */
     int zdirect;                /* z stage as a direct convolution
                                  * (deconv_zconv.c; no cfwd/cinv) */
     fftwf_complex *hxy;         /* m0 planes of ncp: the PSF's x-y transform / nbox */
-    int64_t ncp;                /* complex coefficients per plane: L1 (L2/2+1) */
+    int64_t ncp;                /* complex coefficients per plane: L1 px/2 */
     int64_t c0;                 /* the PSF's centre along z (its plane goes to
                                  * z index (k0 - c0) mod L0) */
     float *psf;                 /* the PSF, float32 C-contiguous 3-D (for hf) */
@@ -85,7 +90,7 @@ struct voxa_rl_plan {
 
 /* Staged path (deconv_staged.c). _plans: the plane and tile plans with
  * FFTW flags fl (called under the FFTW lock; 1: planned, 0: FFTW failed,
- * -1: no memory for the z-tile planning buffer);
+ * -1: no memory for a planning buffer);
  * _psf: hxy from p->psf (after planning); _cols: one column stage on the
  * whole box: gather planes [glo, ghi) of every tile (others taken as 0),
  * z-FFT, multiply by H's column (conj if conj), inverse z-FFT, scatter
@@ -98,12 +103,35 @@ int64_t voxa__rl_staged_scratch(const voxa_rl_plan *p);
 /* The row sets of the split plane transforms (yrows). */
 enum { VOXA_RL_ROWS_WINDOW = 0, VOXA_RL_ROWS_LIVE = 1 };
 
-/* One plane's 2-D r2c / c2r in place (pl: the plane's first float); on the
- * split path only rows [yrows[k][0], yrows[k][1]): r2c takes the others to be
- * 0 already (their floats are their coefficients then), c2r leaves them
- * holding coefficients. */
-void voxa__rl_plane_r2c(const voxa_rl_plan *p, float *pl, int k);
-void voxa__rl_plane_c2r(const voxa_rl_plan *p, float *pl, int k);
+/* Free mode's split path: box rows are padded to a multiple of this many
+ * floats (32 bytes: every row aligned for FFTW's AVX codelets; 64 bytes
+ * measured no faster, BENCHMARKS.md session 15). */
+#define VOXA_RL_ROW_ALIGN 8
+
+/* Rows per block of the split plane transforms: the thread's ring holds
+ * one block (71 KiB for 560-point rows, in L2 while the pass works; 16
+ * to 1024 rows measured within 3 %). */
+#define VOXA_RL_ROW_BLOCK 32
+
+/* Periodic mode's plane transforms, in place (pl: the plane's first float). */
+void voxa__rl_plane_r2c(const voxa_rl_plan *p, float *pl);
+void voxa__rl_plane_c2r(const voxa_rl_plan *p, float *pl);
+/* Free mode's plane (split transforms): c2r (if c2r), the pass
+ * fn(r0 + y, ..., tid, ctx) on its rows a block at a time, r2c (if r2c).
+ * Only the rows of set k are transformed, between the plane and the
+ * thread's ring rs, where fn reads and writes every row
+ * (voxa__rl_ring_row); the others keep whatever the ring held before c2r
+ * and must be 0 before r2c. */
+voxa_status voxa__rl_plane_split(const voxa_rl_plan *p, float *pl, int k, float *rs, int c2r,
+                                 int r2c, voxa__range_fn fn, int64_t r0, int tid, void *ctx);
+/* Thread tid's ring within scr, or NULL when the plane transforms run in
+ * place (periodic mode). */
+float *voxa__rl_row_scratch(const voxa_rl_plan *p, float *scr, int tid);
+/* Row y of a plane (row set k) in a ring. */
+static inline int64_t voxa__rl_ring_slot(const voxa_rl_plan *p, int k, int64_t y) {
+    int64_t b = p->rblk[k], d = (y - p->yrows[k][0]) % b;
+    return d < 0 ? d + b : d;
+}
 voxa_status voxa__rl_staged_cols(const voxa_rl_plan *p, float *scr, int conj,
                                  int64_t glo, int64_t ghi, int64_t slo, int64_t shi);
 

@@ -327,11 +327,13 @@ static voxa_status plan_f64(voxa_rl_plan *p, const voxa_array *psf, int flags) {
 void voxa_rl_plan_free(voxa_rl_plan *p) {
     if (!p) return;
     voxa__fftw_lock();
-    fftwf_plan pl[12] = {p->fwd,     p->inv,     p->pfwd,    p->pinv,
-                         p->cfwd,    p->cinv,    p->rowf[0], p->rowf[1],
-                         p->rowi[0], p->rowi[1], p->colf,    p->coli};
-    for (int i = 0; i < 12; i++)
+    fftwf_plan pl[8] = {p->fwd, p->inv, p->pfwd, p->pinv, p->cfwd, p->cinv, p->colf, p->coli};
+    for (int i = 0; i < 8; i++)
         if (pl[i]) fftwf_destroy_plan(pl[i]);
+    for (int k = 0; k < 4; k++) {
+        if (p->rowf[k / 2][k % 2]) fftwf_destroy_plan(p->rowf[k / 2][k % 2]);
+        if (p->rowi[k / 2][k % 2]) fftwf_destroy_plan(p->rowi[k / 2][k % 2]);
+    }
     if (p->fwd64) fftw_destroy_plan(p->fwd64);
     if (p->inv64) fftw_destroy_plan(p->inv64);
     voxa__fftw_unlock();
@@ -446,6 +448,15 @@ voxa_status voxa_rl_plan_new(voxa_rl_plan **out, int ndim, const int64_t *shape,
         st = plan_f64(p, psf, flags);
         goto done;
     }
+    /* Free mode's split plane transforms run their rows out of place
+     * between the plane and a ring (deconv_staged.c): FFTW's SIMD codelets
+     * take them unbuffered when every row is 32-byte aligned, so the
+     * rows are padded to a multiple of VOXA_RL_ROW_ALIGN floats; the extra
+     * complex columns (cw - (L2/2+1) per row) hold 0. */
+    if (p->staged && boundary == VOXA_RL_FREE) {
+        p->px = (p->px + VOXA_RL_ROW_ALIGN - 1) / VOXA_RL_ROW_ALIGN * VOXA_RL_ROW_ALIGN;
+        p->ncp = p->L[1] * (p->px / 2);
+    }
     p->zdirect = p->staged && voxa__rl_zconv_direct(p);
 
     size_t nreal = (size_t)(p->rows * p->px);
@@ -515,8 +526,8 @@ voxa_status voxa_rl_plan_new(voxa_rl_plan **out, int ndim, const int64_t *shape,
     voxa__fftw_unlock();
     if (grew) voxa__wisdom_cache_save(wpath);
     VOXA_GOTO_IF(planned < 0, VOXA_ENOMEM,
-                 "deconvolution: cannot allocate the z-tile planning buffer (%lld complex)",
-                 (long long)(p->L[0] * VOXA_RL_TILE));
+                 "deconvolution: cannot allocate a planning buffer (a plane of %lld floats "
+                 "or a z-tile)", (long long)(p->L[1] * p->px));
     VOXA_GOTO_IF(!planned, VOXA_EINTERNAL,
                  "deconvolution: FFTW could not plan a transform of shape (%lld, %lld, %lld)",
                  (long long)p->L[0], (long long)p->L[1], (long long)p->L[2]);

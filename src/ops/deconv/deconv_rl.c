@@ -75,7 +75,20 @@ typedef struct run {
     int c2r, r2c;       /* transform the plane before / after its rows */
     int rows;           /* which rows the transforms keep (voxa__rl_plane_r2c) */
     voxa__range_fn rows_fn; /* the element-wise pass on the plane's rows */
+    float *scr;         /* the threads' scratch (voxa__rl_staged_scratch) */
+    int in_scratch;     /* the pass's rows are in the thread's row ring
+                         * (split plane transforms), not in buf */
 } run;
+
+/* Where the element-wise passes read and write box row r: buf, or during a
+ * split plane pass the thread's row ring. */
+static inline float *box_row(const run *R, int64_t r, int tid) {
+    const voxa_rl_plan *p = R->p;
+    if (R->in_scratch)
+        return voxa__rl_row_scratch(p, R->scr, tid) +
+               voxa__rl_ring_slot(p, R->rows, r % p->L[1]) * p->px;
+    return p->buf + r * p->px;
+}
 
 /* The estimate's storage for box row r as up to three spans covering
  * [0, L2) in order: a row outside the window is one span of the shell; a
@@ -139,7 +152,7 @@ static voxa_status pass_ratio(int64_t lo, int64_t hi, int tid, void *ctx) {
     const voxa_rl_plan *p = R->p;
     int64_t n2 = p->n[2], o2 = p->off[2];
     for (int64_t r = lo; r < hi; r++) {
-        float *b = p->buf + r * p->px;
+        float *b = box_row(R, r, tid);
         int64_t wr = voxa__rl_window_row(p, r);
         if (wr < 0) {
             memset(b, 0, (size_t)p->L[2] * sizeof(float));
@@ -212,7 +225,7 @@ static voxa_status pass_update(int64_t lo, int64_t hi, int tid, void *ctx) {
     span s[3];
     int mid;
     for (int64_t r = lo; r < hi; r++) {
-        float *b = p->buf + r * p->px;
+        float *b = box_row(R, r, tid);
         int ns = row_spans(R, r, s, &mid);
         const float *w = p->boundary == VOXA_RL_FREE ? voxa__rl_wrow(p, r) : NULL;
         float *gs = R->step ? R->step + r * L2 : NULL;
@@ -252,7 +265,7 @@ static voxa_status pass_extrapolate(int64_t lo, int64_t hi, int tid, void *ctx) 
     span s[3];
     int mid;
     for (int64_t r = lo; r < hi; r++) {
-        float *lp = R->lprev + r * L2, *b = p->buf + r * p->px;
+        float *lp = R->lprev + r * L2, *b = box_row(R, r, tid);
         int ns = row_spans(R, r, s, &mid);
         for (int k = 0; k < ns; k++)
             R->accel.extrapolate(s[k].f, lp + s[k].x, b + s[k].x, s[k].len, R->alpha,
@@ -271,7 +284,7 @@ static voxa_status pass_load(int64_t lo, int64_t hi, int tid, void *ctx) {
         int ns = row_spans(R, r, s, &mid);
         for (int k = 0; k < ns; k++) {
             size_t bytes = (size_t)s[k].len * sizeof(float);
-            memcpy(p->buf + r * p->px + s[k].x, s[k].f, bytes);
+            memcpy(box_row(R, r, tid) + s[k].x, s[k].f, bytes);
             if (R->lprev) R->accel.log(s[k].f, R->lprev + r * p->L[2] + s[k].x, s[k].len);
         }
     }
@@ -287,12 +300,17 @@ static voxa_status pass_planes(int64_t lo, int64_t hi, int tid, void *ctx) {
     int64_t L1 = p->L[1];
     for (int64_t z = R->z0 + lo; z < R->z0 + hi; z++) {
         float *pl = p->buf + z * L1 * p->px;
-        if (R->c2r) voxa__rl_plane_c2r(p, pl, R->rows);
-        if (R->rows_fn) {
-            voxa_status st = R->rows_fn(z * L1, (z + 1) * L1, tid, R);
-            if (st != VOXA_OK) return st;
+        float *rs = voxa__rl_row_scratch(p, R->scr, tid);
+        voxa_status st = VOXA_OK;
+        if (rs) {
+            st = voxa__rl_plane_split(p, pl, R->rows, rs, R->c2r, R->r2c, R->rows_fn, z * L1,
+                                      tid, R);
+        } else {
+            if (R->c2r) voxa__rl_plane_c2r(p, pl);
+            if (R->rows_fn) st = R->rows_fn(z * L1, (z + 1) * L1, tid, R);
+            if (R->r2c && st == VOXA_OK) voxa__rl_plane_r2c(p, pl);
         }
-        if (R->r2c) voxa__rl_plane_r2c(p, pl, R->rows);
+        if (st != VOXA_OK) return st;
     }
     return VOXA_OK;
 }
@@ -304,7 +322,10 @@ static voxa_status planes(run *R, int64_t zlo, int64_t zhi, int c2r, voxa__range
     R->c2r = c2r;
     R->r2c = r2c;
     R->rows_fn = fn;
-    return voxa__parallel_for(zhi - zlo, 1, pass_planes, R);
+    R->in_scratch = R->p->colf != NULL;
+    voxa_status st = voxa__parallel_for(zhi - zlo, 1, pass_planes, R);
+    R->in_scratch = 0;
+    return st;
 }
 
 /* One RL iteration on the staged path (deconv_staged.c); on entry buf holds
@@ -526,7 +547,11 @@ voxa_status voxa_rl_plan_execute(voxa_rl_plan *p, const voxa_array *in, voxa_arr
     if (p->staged) {
         size_t nscr = (size_t)voxa_get_threads() * (size_t)voxa__rl_staged_scratch(p);
         scr = fftwf_malloc(nscr * sizeof(float));
-        VOXA_GOTO_IF(!scr, VOXA_ENOMEM, "deconvolution: cannot allocate the z-stage scratch");
+        VOXA_GOTO_IF(!scr, VOXA_ENOMEM, "deconvolution: cannot allocate the staged scratch");
+        /* a ring's rows outside a c2r's rows are read, never used: keep
+         * them finite */
+        memset(scr, 0, nscr * sizeof(float));
+        R.scr = scr;
     }
     st = voxa__progress(&opt->progress, 0, opt->iterations);
     if (st != VOXA_OK) goto done;

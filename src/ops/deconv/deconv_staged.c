@@ -47,33 +47,62 @@
 
 #include <string.h>
 
-/* Free mode's row plans: rows [y0, y1) of a plane, planned at their place
- * in the buffer (so at every plane's alignment when the plane stride keeps
- * it, else pf has FFTW_UNALIGNED). */
-static void split_plans(voxa_rl_plan *p, unsigned pf) {
+/* Free mode's row plans, per row set k: blocks of rblk[k] rows (and the
+ * last, shorter block's) of [yrows[k][0], yrows[k][1]), out of place
+ * between the plane (coefficients) and a thread's row scratch, a ring of
+ * VOXA_RL_ROW_BLOCK rows (real values) that stays in cache while the pass
+ * works on it. Out of place because in place FFTW (MEASURE) runs each row
+ * through a buffered plan that allocates and frees its buffer per row:
+ * 300k allocations per iteration at (128, 512, 512), 7 % of it in glibc's
+ * allocator (BENCHMARKS.md, session 14). Planned at the set's first row in
+ * the plane and at the ring's start: every block has that alignment (rblk
+ * is even or the set is one block, and planes keep it, else pf has
+ * FFTW_UNALIGNED). Returns 0 when the planning ring cannot be allocated. */
+static int split_plans(voxa_rl_plan *p, unsigned pf) {
     int n2 = (int)p->L[2], n1 = (int)p->L[1], px = (int)p->px, cw = (int)(p->px / 2);
+    int nx = n2 / 2 + 1; /* complex columns; cw - nx more pad each row */
+    float *rs = fftwf_malloc((size_t)(VOXA_RL_ROW_BLOCK * p->px) * sizeof(float));
+    if (!rs) return 0;
     int64_t y[2][2];
     y[VOXA_RL_ROWS_WINDOW][0] = p->off[1];
     y[VOXA_RL_ROWS_WINDOW][1] = p->off[1] + p->n[1];
     y[VOXA_RL_ROWS_LIVE][0] = p->ylive[0];
     y[VOXA_RL_ROWS_LIVE][1] = p->ylive[1];
     for (int k = 0; k < 2; k++) {
-        float *r = p->buf + y[k][0] * p->px;
-        int how = (int)(y[k][1] - y[k][0]);
+        fftwf_complex *c = (fftwf_complex *)(p->buf + y[k][0] * p->px);
+        int64_t n = y[k][1] - y[k][0];
+        int how[2];
         p->yrows[k][0] = y[k][0];
         p->yrows[k][1] = y[k][1];
-        p->rowf[k] = fftwf_plan_many_dft_r2c(1, &n2, how, r, NULL, 1, px,
-                                             (fftwf_complex *)r, NULL, 1, cw, pf);
-        p->rowi[k] = fftwf_plan_many_dft_c2r(1, &n2, how, (fftwf_complex *)r, NULL, 1, cw, r,
-                                             NULL, 1, px, pf);
+        p->rblk[k] = n < VOXA_RL_ROW_BLOCK ? n : VOXA_RL_ROW_BLOCK;
+        how[0] = (int)p->rblk[k];
+        how[1] = (int)(n % p->rblk[k]);
+        for (int j = 0; j < 2 && how[j] > 0; j++) {
+            p->rowf[k][j] =
+                fftwf_plan_many_dft_r2c(1, &n2, how[j], rs, NULL, 1, px, c, NULL, 1, cw, pf);
+            p->rowi[k][j] =
+                fftwf_plan_many_dft_c2r(1, &n2, how[j], c, NULL, 1, cw, rs, NULL, 1, px, pf);
+        }
     }
+    fftwf_free(rs);
     fftwf_complex *c = (fftwf_complex *)p->buf;
-    p->colf = fftwf_plan_many_dft(1, &n1, cw, c, NULL, cw, 1, c, NULL, cw, 1, FFTW_FORWARD, pf);
-    p->coli = fftwf_plan_many_dft(1, &n1, cw, c, NULL, cw, 1, c, NULL, cw, 1, FFTW_BACKWARD, pf);
+    p->colf = fftwf_plan_many_dft(1, &n1, nx, c, NULL, cw, 1, c, NULL, cw, 1, FFTW_FORWARD, pf);
+    p->coli = fftwf_plan_many_dft(1, &n1, nx, c, NULL, cw, 1, c, NULL, cw, 1, FFTW_BACKWARD, pf);
+    /* the pad columns: their values never reach a voxel (each z-FFT column
+     * is its own), but kept 0 for good, not NaN or denormal garbage for
+     * the z stage to chew on (no transform writes them; it maps 0 to 0) */
+    for (int64_t r = 0; r < p->rows; r++)
+        memset(p->buf + r * p->px + 2 * nx, 0, (size_t)(px - 2 * nx) * sizeof(float));
+    return 1;
 }
 
 static int split_ok(const voxa_rl_plan *p) {
-    return p->rowf[0] && p->rowf[1] && p->rowi[0] && p->rowi[1] && p->colf && p->coli;
+    for (int k = 0; k < 2; k++) {
+        int rem = (p->yrows[k][1] - p->yrows[k][0]) % p->rblk[k] != 0;
+        if (!p->rowf[k][0] || !p->rowi[k][0] || (rem && (!p->rowf[k][1] || !p->rowi[k][1])))
+            return 0;
+    }
+    return p->colf && p->coli;
 }
 
 int voxa__rl_staged_plans(voxa_rl_plan *p, unsigned fl) {
@@ -84,10 +113,12 @@ int voxa__rl_staged_plans(voxa_rl_plan *p, unsigned fl) {
     int split = p->boundary == VOXA_RL_FREE;
     fftwf_plan_with_nthreads(1);
     if (split) {
-        split_plans(p, pf);
-        /* the 2-D r2c only transforms the PSF's m0 planes, once */
-        p->pfwd = fftwf_plan_dft_r2c(2, d2, p->buf, (fftwf_complex *)p->buf,
-                                     FFTW_ESTIMATE | (pf & FFTW_UNALIGNED));
+        if (!split_plans(p, pf)) return -1;
+        /* the 2-D r2c only transforms the PSF's m0 planes, once (rows of
+         * px floats / px / 2 complex) */
+        int re[2] = {d2[0], (int)p->px}, ce[2] = {d2[0], (int)(p->px / 2)};
+        p->pfwd = fftwf_plan_many_dft_r2c(2, d2, 1, p->buf, re, 1, 0, (fftwf_complex *)p->buf,
+                                          ce, 1, 0, FFTW_ESTIMATE | (pf & FFTW_UNALIGNED));
     } else {
         p->pfwd = fftwf_plan_dft_r2c(2, d2, p->buf, (fftwf_complex *)p->buf, pf);
         p->pinv = fftwf_plan_dft_c2r(2, d2, (fftwf_complex *)p->buf, p->buf, pf);
@@ -104,29 +135,60 @@ int voxa__rl_staged_plans(voxa_rl_plan *p, unsigned fl) {
     return planes_ok && p->cfwd && p->cinv;
 }
 
-void voxa__rl_plane_r2c(const voxa_rl_plan *p, float *pl, int k) {
-    if (!p->colf) {
-        fftwf_execute_dft_r2c(p->pfwd, pl, (fftwf_complex *)pl);
-        return;
-    }
-    /* the skipped rows' first L2 floats are 0 (the pass wrote them); their
-     * padding becomes 0 too, and each such row then reads as 0 coefficients */
-    size_t pad = (size_t)(p->px - p->L[2]) * sizeof(float);
-    for (int64_t y = 0; y < p->yrows[k][0]; y++) memset(pl + y * p->px + p->L[2], 0, pad);
-    for (int64_t y = p->yrows[k][1]; y < p->L[1]; y++) memset(pl + y * p->px + p->L[2], 0, pad);
-    float *r = pl + p->yrows[k][0] * p->px;
-    fftwf_execute_dft_r2c(p->rowf[k], r, (fftwf_complex *)r);
-    fftwf_execute_dft(p->colf, (fftwf_complex *)pl, (fftwf_complex *)pl);
+/* A thread's scratch: the z stage's floats, then (split path) the row
+ * ring; both start 64-byte aligned (fftwf_malloc'd base, offsets in
+ * multiples of 16 floats), as the row plans' planning ring did. */
+static int64_t z_scratch(const voxa_rl_plan *p) {
+    return p->zdirect ? voxa__rl_zconv_scratch(p) : 4 * p->L[0] * VOXA_RL_TILE;
 }
 
-void voxa__rl_plane_c2r(const voxa_rl_plan *p, float *pl, int k) {
-    if (!p->colf) {
-        fftwf_execute_dft_c2r(p->pinv, (fftwf_complex *)pl, pl);
-        return;
+static int64_t row_scratch_at(const voxa_rl_plan *p) { return (z_scratch(p) + 15) / 16 * 16; }
+
+int64_t voxa__rl_staged_scratch(const voxa_rl_plan *p) {
+    if (!p->colf) return z_scratch(p);
+    return row_scratch_at(p) + (VOXA_RL_ROW_BLOCK * p->px + 15) / 16 * 16;
+}
+
+float *voxa__rl_row_scratch(const voxa_rl_plan *p, float *scr, int tid) {
+    if (!p->colf) return NULL;
+    return scr + (int64_t)tid * voxa__rl_staged_scratch(p) + row_scratch_at(p);
+}
+
+void voxa__rl_plane_r2c(const voxa_rl_plan *p, float *pl) {
+    fftwf_execute_dft_r2c(p->pfwd, pl, (fftwf_complex *)pl);
+}
+
+void voxa__rl_plane_c2r(const voxa_rl_plan *p, float *pl) {
+    fftwf_execute_dft_c2r(p->pinv, (fftwf_complex *)pl, pl);
+}
+
+voxa_status voxa__rl_plane_split(const voxa_rl_plan *p, float *pl, int k, float *rs, int c2r,
+                                 int r2c, voxa__range_fn fn, int64_t r0, int tid,
+                                 void *ctx) {
+    int64_t y0 = p->yrows[k][0], y1 = p->yrows[k][1], b = p->rblk[k];
+    int64_t L1 = p->L[1], px = p->px;
+    if (c2r) fftwf_execute_dft(p->coli, (fftwf_complex *)pl, (fftwf_complex *)pl);
+    /* blocks [cs, cs + b) on the grid anchored at y0; each is wholly
+     * transformed, or (the one holding y1) up to y1, or not at all */
+    for (int64_t cs = y0 - (y0 + b - 1) / b * b; cs < L1; cs += b) {
+        int64_t lo = cs > 0 ? cs : 0, hi = cs + b < L1 ? cs + b : L1;
+        int64_t tl = lo > y0 ? lo : y0, th = hi < y1 ? hi : y1;
+        int j = th - tl == b ? 0 : 1; /* the block's plan, or the short one's */
+        float *ring = rs + voxa__rl_ring_slot(p, k, tl) * px;
+        fftwf_complex *co = (fftwf_complex *)(pl + tl * px);
+        if (c2r && th > tl) fftwf_execute_dft_c2r(p->rowi[k][j], co, ring);
+        if (fn) {
+            voxa_status st = fn(r0 + lo, r0 + hi, tid, ctx);
+            if (st != VOXA_OK) return st;
+        }
+        if (!r2c) continue;
+        /* rows not transformed are 0 (the pass wrote them in the ring) */
+        for (int64_t y = lo; y < hi; y++)
+            if (y < tl || y >= th) memset(pl + y * px, 0, (size_t)px * sizeof(float));
+        if (th > tl) fftwf_execute_dft_r2c(p->rowf[k][j], ring, co);
     }
-    fftwf_execute_dft(p->coli, (fftwf_complex *)pl, (fftwf_complex *)pl);
-    float *r = pl + p->yrows[k][0] * p->px;
-    fftwf_execute_dft_c2r(p->rowi[k], (fftwf_complex *)r, r);
+    if (r2c) fftwf_execute_dft(p->colf, (fftwf_complex *)pl, (fftwf_complex *)pl);
+    return VOXA_OK;
 }
 
 /* hxy: each PSF plane k0 written into a zeroed plane with h[k0][c1][c2] at
@@ -214,10 +276,6 @@ static voxa_status cols_tiles(int64_t lo, int64_t hi, int tid, void *ctx) {
         }
     }
     return VOXA_OK;
-}
-
-int64_t voxa__rl_staged_scratch(const voxa_rl_plan *p) {
-    return p->zdirect ? voxa__rl_zconv_scratch(p) : 4 * p->L[0] * VOXA_RL_TILE;
 }
 
 voxa_status voxa__rl_staged_cols(const voxa_rl_plan *p, float *scr, int conj,

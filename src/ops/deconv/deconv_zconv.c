@@ -189,7 +189,7 @@ static voxa_status zconv_blocks(int64_t lo, int64_t hi, int tid, void *ctx) {
     const zgeom *g = &C->g;
     int64_t L0 = g->L0, m0 = g->m0, nout = g->shi - g->slo;
     int64_t E = nout + m0 - 1, Ep = E + 3; /* + the Q-blocked reads past the end */
-    float *ext = C->scr + (int64_t)tid * voxa__rl_zconv_scratch(p);
+    float *ext = C->scr + (int64_t)tid * voxa__rl_staged_scratch(p);
     float *tr = ext + Ep * W, *ti = tr + m0 * W;
     const float *buf = p->buf, *h = (const float *)p->hxy;
     /* forward: out[z] = sum_k h[k] in[z - k + c0], taps reversed so that

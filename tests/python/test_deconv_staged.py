@@ -119,35 +119,38 @@ def test_staged_fading_psf(shape, pshape, sigma, monkeypatch, nthreads):
         assert rel_err(a1, a0) < 1e-4
 
 
+@pytest.mark.parametrize("boundary", ["free", "periodic"])
 @pytest.mark.parametrize("shape,pshape,sigma", [
     ((6, 75, 44), (3, 9, 7), None),  # rows 75 = 2 x 32 + 11 from y 4; 26 -> 28 complex columns
     ((5, 70, 33), (3, 15, 5), (0.8, 1.0, 1.0)),  # live rows cut by the fading PSF
     ((4, 64, 20), (3, 1, 5), None),  # whole blocks only, no short one
     ((3, 200, 9), (2, 3, 2), None),  # 7 blocks: every thread takes several
 ])
-def test_staged_row_blocks(shape, pshape, sigma, monkeypatch, nthreads):
-    """Free mode's split plane transforms run their rows out of place in
+def test_staged_row_blocks(boundary, shape, pshape, sigma, monkeypatch, nthreads):
+    """The staged path's plane transforms run their rows out of place in
     blocks of 32 through a per-thread ring, on rows padded to 8 floats: row
     sets of several blocks with a short last one, starting off the block
-    grid, with and without pad columns, live rows narrower than the box.
-    Equal to the 3-D path to rounding and to the float64 formula; bit for
-    bit for 1, 2 and 3 threads, plain and accelerated."""
+    grid (free mode), with and without pad columns, live rows narrower than
+    the box. Equal to the 3-D path to rounding (and free mode to the float64
+    formula); bit for bit for 1, 2 and 3 threads, plain and accelerated."""
     rng = np.random.default_rng(sum(shape))
     g = (rng.random(shape) * 10 + 0.5).astype(np.float32)
     h = voxa.gaussian_psf(pshape, sigma) if sigma else rand_psf(rng, pshape)
-    want = free_reference(g, h, 4)
-    plans3 = run(monkeypatch, "0", g, h, 4)
+    kw = {"boundary": boundary}
+    plans3 = run(monkeypatch, "0", g, h, 4, **kw)
     for acc in (False, True):
         res = []
         for t in (1, 2, 3):
             nthreads(t)
-            res.append(run(monkeypatch, "1", g, h, 4, accelerate=acc))
+            res.append(run(monkeypatch, "1", g, h, 4, accelerate=acc, **kw))
         assert all(np.array_equal(res[0], r) for r in res[1:]), acc
         if not acc:
-            assert rel_err(res[0], want) < 1e-4
+            if boundary == "free":
+                assert rel_err(res[0], free_reference(g, h, 4)) < 1e-4
             assert rel_err(res[0], plans3) < 2e-5, np.abs(res[0] - plans3).max()
         else:
-            assert rel_err(res[0], run(monkeypatch, "0", g, h, 4, accelerate=True)) < 1e-4
+            a0 = run(monkeypatch, "0", g, h, 4, accelerate=True, **kw)
+            assert rel_err(res[0], a0) < 1e-4
 
 
 def test_default_choice(monkeypatch):

@@ -27,7 +27,7 @@ struct voxa_rl_plan {
     int64_t n[3], m[3], L[3], off[3]; /* image, PSF, FFT box, window offset */
     int64_t px;                 /* padded real length of a box row: 2 (L2/2+1),
                                  * rounded up to VOXA_RL_ROW_ALIGN floats on
-                                 * free mode's split path */
+                                 * the staged path */
     int64_t rows;               /* L[0] * L[1] */
     int64_t nbox;               /* L[0] * L[1] * L[2] (unpadded box voxels) */
     int64_t nc;                 /* complex coefficients */
@@ -43,21 +43,20 @@ struct voxa_rl_plan {
     double psf_sum;
     fftwf_plan fwd, inv;        /* 3-D plans (NULL on the staged path) */
     int threads;                /* threads the FFTW plans were made for */
-    /* The staged path (deconv_staged.c; free mode): hf/hb are NULL (the GPU
-     * path makes H on the device, deconv_gpu.c), the PSF is kept transformed
-     * in x and y only, and the 3-D transform runs as per-plane 2-D FFTs and
-     * z-FFTs on tiles of columns. */
+    /* The staged path (deconv_staged.c): hf/hb are NULL (the GPU path makes
+     * H on the device, deconv_gpu.c), the PSF is kept transformed in x and y
+     * only, and the 3-D transform runs as per-plane 2-D FFTs and z-FFTs on
+     * tiles of columns. A plane's transform runs in its row and column
+     * stages, so that rows a pass does not read after c2r, or knows to be 0
+     * before r2c, are skipped (free mode): the row set k
+     * (VOXA_RL_ROWS_WINDOW, for the ratio pass, or VOXA_RL_ROWS_LIVE) is
+     * [yrows[k][0], yrows[k][1]), transformed in blocks of rblk[k] rows out
+     * of place between the plane and a thread's row ring
+     * (voxa__rl_plane_split): rowf[k][0] / rowi[k][0] a block, rowf[k][1] /
+     * rowi[k][1] the last, shorter one (NULL if none); colf / coli the
+     * columns, in place; pfwd (estimated) the PSF's planes' 2-D r2c. */
     int staged;
-    fftwf_plan pfwd, pinv;      /* 2-D r2c/c2r of one z-plane, 1 thread */
-    /* free mode: a plane's transform in its row and column stages instead
-     * (pinv NULL; pfwd, estimated, transforms only the PSF's planes), so that
-     * rows a pass does not read after c2r, or knows to be 0 before r2c, are
-     * skipped: the row set k (VOXA_RL_ROWS_WINDOW, for the ratio pass, or
-     * VOXA_RL_ROWS_LIVE) is [yrows[k][0], yrows[k][1]), transformed in
-     * blocks of rblk[k] rows out of place between the plane and a thread's
-     * row ring (voxa__rl_plane_split): rowf[k][0] / rowi[k][0] a block,
-     * rowf[k][1] / rowi[k][1] the last, shorter one (NULL if none); colf /
-     * coli the columns, in place */
+    fftwf_plan pfwd;
     fftwf_plan rowf[2][2], rowi[2][2], colf, coli;
     int64_t yrows[2][2], rblk[2];
     fftwf_plan cfwd, cinv;      /* z-FFTs of a tile (L0 x VOXA_RL_TILE complex) */
@@ -103,7 +102,7 @@ int64_t voxa__rl_staged_scratch(const voxa_rl_plan *p);
 /* The row sets of the split plane transforms (yrows). */
 enum { VOXA_RL_ROWS_WINDOW = 0, VOXA_RL_ROWS_LIVE = 1 };
 
-/* Free mode's split path: box rows are padded to a multiple of this many
+/* The staged path: box rows are padded to a multiple of this many
  * floats (32 bytes: every row aligned for FFTW's AVX codelets; 64 bytes
  * measured no faster, BENCHMARKS.md session 15). */
 #define VOXA_RL_ROW_ALIGN 8
@@ -113,19 +112,15 @@ enum { VOXA_RL_ROWS_WINDOW = 0, VOXA_RL_ROWS_LIVE = 1 };
  * to 1024 rows measured within 3 %). */
 #define VOXA_RL_ROW_BLOCK 32
 
-/* Periodic mode's plane transforms, in place (pl: the plane's first float). */
-void voxa__rl_plane_r2c(const voxa_rl_plan *p, float *pl);
-void voxa__rl_plane_c2r(const voxa_rl_plan *p, float *pl);
-/* Free mode's plane (split transforms): c2r (if c2r), the pass
- * fn(r0 + y, ..., tid, ctx) on its rows a block at a time, r2c (if r2c).
- * Only the rows of set k are transformed, between the plane and the
- * thread's ring rs, where fn reads and writes every row
- * (voxa__rl_ring_row); the others keep whatever the ring held before c2r
- * and must be 0 before r2c. */
+/* A plane of the staged path (pl: its first float): c2r (if c2r), the
+ * pass fn(r0 + y, ..., tid, ctx) on its rows a block at a time, r2c (if
+ * r2c). Only the rows of set k are transformed, between the plane and the
+ * thread's ring rs, where fn reads and writes every row (voxa__rl_ring_slot);
+ * the others keep whatever the ring held before c2r and must be 0 before
+ * r2c. */
 voxa_status voxa__rl_plane_split(const voxa_rl_plan *p, float *pl, int k, float *rs, int c2r,
                                  int r2c, voxa__range_fn fn, int64_t r0, int tid, void *ctx);
-/* Thread tid's ring within scr, or NULL when the plane transforms run in
- * place (periodic mode). */
+/* Thread tid's ring within scr. */
 float *voxa__rl_row_scratch(const voxa_rl_plan *p, float *scr, int tid);
 /* Row y of a plane (row set k) in a ring. */
 static inline int64_t voxa__rl_ring_slot(const voxa_rl_plan *p, int k, int64_t y) {

@@ -67,7 +67,7 @@ void voxa__fftw_unlock(void) { pthread_mutex_unlock(&fftw_mutex); }
  * ends the process (alloc.c's assertion). Its planner takes under 3 MiB
  * for the plans voxa makes (measured with a malloc counter: planes up to
  * 2048^2, boxes up to (160, 560, 560), ESTIMATE and MEASURE, 1-2 threads;
- * free mode's split row and column plans of a 560^2 plane 0.7 MiB),
+ * the staged path's row and column plans of a 560^2 plane 0.7 MiB),
  * so planning starts only when 16 MiB can be allocated, and otherwise fails
  * with ENOMEM. Not airtight (another thread may take that memory in
  * between), but a process at its address-space limit gets an error, not an
@@ -327,8 +327,8 @@ static voxa_status plan_f64(voxa_rl_plan *p, const voxa_array *psf, int flags) {
 void voxa_rl_plan_free(voxa_rl_plan *p) {
     if (!p) return;
     voxa__fftw_lock();
-    fftwf_plan pl[8] = {p->fwd, p->inv, p->pfwd, p->pinv, p->cfwd, p->cinv, p->colf, p->coli};
-    for (int i = 0; i < 8; i++)
+    fftwf_plan pl[7] = {p->fwd, p->inv, p->pfwd, p->cfwd, p->cinv, p->colf, p->coli};
+    for (int i = 0; i < 7; i++)
         if (pl[i]) fftwf_destroy_plan(pl[i]);
     for (int k = 0; k < 4; k++) {
         if (p->rowf[k / 2][k % 2]) fftwf_destroy_plan(p->rowf[k / 2][k % 2]);
@@ -448,12 +448,12 @@ voxa_status voxa_rl_plan_new(voxa_rl_plan **out, int ndim, const int64_t *shape,
         st = plan_f64(p, psf, flags);
         goto done;
     }
-    /* Free mode's split plane transforms run their rows out of place
+    /* The staged path's plane transforms run their rows out of place
      * between the plane and a ring (deconv_staged.c): FFTW's SIMD codelets
-     * take them unbuffered when every row is 32-byte aligned, so the
-     * rows are padded to a multiple of VOXA_RL_ROW_ALIGN floats; the extra
-     * complex columns (cw - (L2/2+1) per row) hold 0. */
-    if (p->staged && boundary == VOXA_RL_FREE) {
+     * take them unbuffered when every row is 32-byte aligned, so the rows
+     * are padded to a multiple of VOXA_RL_ROW_ALIGN floats; the extra
+     * complex columns (px/2 - (L2/2+1) per row) hold 0. */
+    if (p->staged) {
         p->px = (p->px + VOXA_RL_ROW_ALIGN - 1) / VOXA_RL_ROW_ALIGN * VOXA_RL_ROW_ALIGN;
         p->ncp = p->L[1] * (p->px / 2);
     }

@@ -73,15 +73,15 @@ typedef struct run {
     /* staged path: the plane pass's steps (pass_planes) */
     int64_t z0;         /* first plane of the pass */
     int c2r, r2c;       /* transform the plane before / after its rows */
-    int rows;           /* which rows the transforms keep (voxa__rl_plane_r2c) */
+    int rows;           /* which rows the transforms keep (voxa__rl_plane_split) */
     voxa__range_fn rows_fn; /* the element-wise pass on the plane's rows */
     float *scr;         /* the threads' scratch (voxa__rl_staged_scratch) */
     int in_scratch;     /* the pass's rows are in the thread's row ring
-                         * (split plane transforms), not in buf */
+                         * (a plane pass of the staged path), not in buf */
 } run;
 
 /* Where the element-wise passes read and write box row r: buf, or during a
- * split plane pass the thread's row ring. */
+ * plane pass of the staged path the thread's row ring. */
 static inline float *box_row(const run *R, int64_t r, int tid) {
     const voxa_rl_plan *p = R->p;
     if (R->in_scratch)
@@ -300,16 +300,9 @@ static voxa_status pass_planes(int64_t lo, int64_t hi, int tid, void *ctx) {
     int64_t L1 = p->L[1];
     for (int64_t z = R->z0 + lo; z < R->z0 + hi; z++) {
         float *pl = p->buf + z * L1 * p->px;
-        float *rs = voxa__rl_row_scratch(p, R->scr, tid);
-        voxa_status st = VOXA_OK;
-        if (rs) {
-            st = voxa__rl_plane_split(p, pl, R->rows, rs, R->c2r, R->r2c, R->rows_fn, z * L1,
-                                      tid, R);
-        } else {
-            if (R->c2r) voxa__rl_plane_c2r(p, pl);
-            if (R->rows_fn) st = R->rows_fn(z * L1, (z + 1) * L1, tid, R);
-            if (R->r2c && st == VOXA_OK) voxa__rl_plane_r2c(p, pl);
-        }
+        voxa_status st =
+            voxa__rl_plane_split(p, pl, R->rows, voxa__rl_row_scratch(p, R->scr, tid), R->c2r,
+                                 R->r2c, R->rows_fn, z * L1, tid, R);
         if (st != VOXA_OK) return st;
     }
     return VOXA_OK;
@@ -322,7 +315,7 @@ static voxa_status planes(run *R, int64_t zlo, int64_t zhi, int c2r, voxa__range
     R->c2r = c2r;
     R->r2c = r2c;
     R->rows_fn = fn;
-    R->in_scratch = R->p->colf != NULL;
+    R->in_scratch = 1;
     voxa_status st = voxa__parallel_for(zhi - zlo, 1, pass_planes, R);
     R->in_scratch = 0;
     return st;

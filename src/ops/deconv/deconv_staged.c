@@ -5,9 +5,12 @@
  * box-sized array, 1.5x the image for (128, 512, 512) with a 32^3 PSF), and
  * its element-wise passes stream the box through memory once more each.
  * Here the 3-D transform is done in its stages:
- *   - per z-plane, a 2-D r2c / c2r FFTW plan (1 thread, planes run in
- *     parallel), fused by deconv_rl.c with the element-wise pass of that
- *     plane while it is in cache (c2r -> ratio -> r2c; c2r -> update -> r2c);
+ *   - per z-plane, a 2-D r2c / c2r in its two stages (1 thread, planes run
+ *     in parallel): columns (c2c along y) in place on the plane, rows (r2c /
+ *     c2r along x) out of place between the plane and a per-thread ring of
+ *     VOXA_RL_ROW_BLOCK rows, fused by deconv_rl.c with the element-wise
+ *     pass of those rows while they are in cache (c2r -> ratio -> r2c;
+ *     c2r -> update -> r2c);
  *   - along z, a convolution per column: directly for short PSFs
  *     (deconv_zconv.c), else on tiles of VOXA_RL_TILE adjacent columns of
  *     the planes' coefficients gathered into per-thread scratch (L0 x TILE):
@@ -27,37 +30,41 @@
  * for ever on the box's dead planes (every border weight 0: the box's
  * rounding-up, and a PSF's tails below 1e-4 of its sum), so only the live
  * ones (p->zlive) are transformed, gathered, scattered and updated.
- * In free mode a plane's 2-D transform runs as its two stages, rows (r2c /
- * c2r along x) and columns (c2c along y), so the row stage can skip rows:
- * after c2r the ratio pass reads only the window's rows and zeroes the rest
- * before its r2c, and the update, load and extrapolation passes read and
- * write only live rows (p->ylive; 0 elsewhere). That is 512 of 560 rows
- * for the ratio and 526 for the rest on (128, 512, 512) with the
- * benchmark's Gaussian 32^3 PSF (4-6 % of a plane's transform pair, 3 %
- * of an iteration with 2 threads, BENCHMARKS.md session 7), for two row
- * plans more of each kind to measure (about 0.9 s the first time a size is
- * seen). Periodic mode has no such rows and keeps the 2-D plans.
+ * Running a plane's transform as its two stages lets the row stage skip
+ * rows (free mode): after c2r the ratio pass reads only the window's rows
+ * and zeroes the rest before its r2c, and the update, load and
+ * extrapolation passes read and write only live rows (p->ylive; 0
+ * elsewhere). That is 512 of 560 rows for the ratio and 526 for the rest
+ * on (128, 512, 512) with the benchmark's Gaussian 32^3 PSF (4-6 % of a
+ * plane's transform pair, 3 % of an iteration with 2 threads,
+ * BENCHMARKS.md session 7). Periodic mode's row sets are the whole plane.
+ * The rows run out of place, and the box's rows are padded to 32 bytes
+ * (deconv_plan.c), because FFTW (MEASURE) runs misaligned rows in place
+ * through a buffered plan that allocates and frees its buffer per row
+ * (300k allocations per iteration at (128, 512, 512), 7 % of it in glibc's
+ * allocator), while aligned out-of-place rows take its SIMD codelets
+ * directly: 1.10-1.15x per iteration in both modes (BENCHMARKS.md session
+ * 15). The row plans are measured (about 1 s the first time a size is
+ * seen, then wisdom).
  * Every FFT runs on one thread on data of fixed shape and the tiles and
  * planes do not depend on the thread count, so results are bit-identical
  * for any thread count.
  * Cost: FFT work per convolution = 2-D FFTs of the planes + 3 z-FFTs per
- * column (one for H); memory: hxy (m0 L1 (L2/2+1) complex) + per thread
- * 2 L0 TILE complex, instead of H (L0 L1 (L2/2+1) complex). */
+ * column (one for H); memory: hxy (m0 planes of L1 px/2 complex) + per
+ * thread 2 L0 TILE complex and a ring of VOXA_RL_ROW_BLOCK px floats,
+ * instead of H (L0 L1 (L2/2+1) complex). */
 #include "deconv_internal.h"
 
 #include <string.h>
 
-/* Free mode's row plans, per row set k: blocks of rblk[k] rows (and the
- * last, shorter block's) of [yrows[k][0], yrows[k][1]), out of place
- * between the plane (coefficients) and a thread's row scratch, a ring of
- * VOXA_RL_ROW_BLOCK rows (real values) that stays in cache while the pass
- * works on it. Out of place because in place FFTW (MEASURE) runs each row
- * through a buffered plan that allocates and frees its buffer per row:
- * 300k allocations per iteration at (128, 512, 512), 7 % of it in glibc's
- * allocator (BENCHMARKS.md, session 14). Planned at the set's first row in
- * the plane and at the ring's start: every block has that alignment (rblk
- * is even or the set is one block, and planes keep it, else pf has
- * FFTW_UNALIGNED). Returns 0 when the planning ring cannot be allocated. */
+/* The row plans, per row set k: blocks of rblk[k] rows (and the last,
+ * shorter block's) of [yrows[k][0], yrows[k][1]), out of place between the
+ * plane (coefficients) and a thread's ring of VOXA_RL_ROW_BLOCK rows (real
+ * values), which stays in cache while the pass works on it. Planned at the
+ * set's first row in the plane and at the ring's start: every block has
+ * that alignment (rblk is even or the set is one block; rows are 32-byte
+ * aligned anyway). The column plans, in place. Returns 0 when the planning
+ * ring cannot be allocated. */
 static int split_plans(voxa_rl_plan *p, unsigned pf) {
     int n2 = (int)p->L[2], n1 = (int)p->L[1], px = (int)p->px, cw = (int)(p->px / 2);
     int nx = n2 / 2 + 1; /* complex columns; cw - nx more pad each row */
@@ -110,20 +117,14 @@ int voxa__rl_staged_plans(voxa_rl_plan *p, unsigned fl) {
     /* every plane must have the planned plane's alignment, or FFTW's SIMD
      * codelets cannot be used on it (new-array execute) */
     unsigned pf = fl | ((p->L[1] * p->px) % 16 ? FFTW_UNALIGNED : 0);
-    int split = p->boundary == VOXA_RL_FREE;
     fftwf_plan_with_nthreads(1);
-    if (split) {
-        if (!split_plans(p, pf)) return -1;
-        /* the 2-D r2c only transforms the PSF's m0 planes, once (rows of
-         * px floats / px / 2 complex) */
-        int re[2] = {d2[0], (int)p->px}, ce[2] = {d2[0], (int)(p->px / 2)};
-        p->pfwd = fftwf_plan_many_dft_r2c(2, d2, 1, p->buf, re, 1, 0, (fftwf_complex *)p->buf,
-                                          ce, 1, 0, FFTW_ESTIMATE | (pf & FFTW_UNALIGNED));
-    } else {
-        p->pfwd = fftwf_plan_dft_r2c(2, d2, p->buf, (fftwf_complex *)p->buf, pf);
-        p->pinv = fftwf_plan_dft_c2r(2, d2, (fftwf_complex *)p->buf, p->buf, pf);
-    }
-    int planes_ok = p->pfwd && (split ? split_ok(p) : p->pinv != NULL);
+    if (!split_plans(p, pf)) return -1;
+    /* the 2-D r2c only transforms the PSF's m0 planes, once (rows of px
+     * floats / px / 2 complex) */
+    int re[2] = {d2[0], (int)p->px}, ce[2] = {d2[0], (int)(p->px / 2)};
+    p->pfwd = fftwf_plan_many_dft_r2c(2, d2, 1, p->buf, re, 1, 0, (fftwf_complex *)p->buf, ce,
+                                      1, 0, FFTW_ESTIMATE | (pf & FFTW_UNALIGNED));
+    int planes_ok = p->pfwd && split_ok(p);
     if (p->zdirect) return planes_ok; /* no z-FFTs (deconv_zconv.c) */
     fftwf_complex *s = fftwf_malloc((size_t)(n0 * VOXA_RL_TILE) * sizeof(fftwf_complex));
     if (!s) return -1;
@@ -135,9 +136,9 @@ int voxa__rl_staged_plans(voxa_rl_plan *p, unsigned fl) {
     return planes_ok && p->cfwd && p->cinv;
 }
 
-/* A thread's scratch: the z stage's floats, then (split path) the row
- * ring; both start 64-byte aligned (fftwf_malloc'd base, offsets in
- * multiples of 16 floats), as the row plans' planning ring did. */
+/* A thread's scratch: the z stage's floats, then the row ring; both start
+ * 64-byte aligned (fftwf_malloc'd base, offsets in multiples of 16 floats),
+ * as the row plans' planning ring did. */
 static int64_t z_scratch(const voxa_rl_plan *p) {
     return p->zdirect ? voxa__rl_zconv_scratch(p) : 4 * p->L[0] * VOXA_RL_TILE;
 }
@@ -145,21 +146,11 @@ static int64_t z_scratch(const voxa_rl_plan *p) {
 static int64_t row_scratch_at(const voxa_rl_plan *p) { return (z_scratch(p) + 15) / 16 * 16; }
 
 int64_t voxa__rl_staged_scratch(const voxa_rl_plan *p) {
-    if (!p->colf) return z_scratch(p);
     return row_scratch_at(p) + (VOXA_RL_ROW_BLOCK * p->px + 15) / 16 * 16;
 }
 
 float *voxa__rl_row_scratch(const voxa_rl_plan *p, float *scr, int tid) {
-    if (!p->colf) return NULL;
     return scr + (int64_t)tid * voxa__rl_staged_scratch(p) + row_scratch_at(p);
-}
-
-void voxa__rl_plane_r2c(const voxa_rl_plan *p, float *pl) {
-    fftwf_execute_dft_r2c(p->pfwd, pl, (fftwf_complex *)pl);
-}
-
-void voxa__rl_plane_c2r(const voxa_rl_plan *p, float *pl) {
-    fftwf_execute_dft_c2r(p->pinv, (fftwf_complex *)pl, pl);
 }
 
 voxa_status voxa__rl_plane_split(const voxa_rl_plan *p, float *pl, int k, float *rs, int c2r,

@@ -90,7 +90,8 @@ struct voxa_rl_plan {
 /* Staged path (deconv_staged.c). _plans: the plane and tile plans with
  * FFTW flags fl (called under the FFTW lock; 1: planned, 0: FFTW failed,
  * -1: no memory for a planning buffer);
- * _psf: hxy from p->psf (after planning); _cols: one column stage on the
+ * _psf: hxy from p->psf, and the buffer's pad columns zeroed (after
+ * planning); _cols: one column stage on the
  * whole box: gather planes [glo, ghi) of every tile (others taken as 0),
  * z-FFT, multiply by H's column (conj if conj), inverse z-FFT, scatter
  * planes [slo, shi) back (or voxa__rl_zconv: the same, directly); scr

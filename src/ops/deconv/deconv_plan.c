@@ -526,8 +526,8 @@ voxa_status voxa_rl_plan_new(voxa_rl_plan **out, int ndim, const int64_t *shape,
     voxa__fftw_unlock();
     if (grew) voxa__wisdom_cache_save(wpath);
     VOXA_GOTO_IF(planned < 0, VOXA_ENOMEM,
-                 "deconvolution: cannot allocate a planning buffer (a plane of %lld floats "
-                 "or a z-tile)", (long long)(p->L[1] * p->px));
+                 "deconvolution: cannot allocate a planning buffer (a ring of %lld floats "
+                 "or a z-tile)", (long long)(VOXA_RL_ROW_BLOCK * p->px));
     VOXA_GOTO_IF(!planned, VOXA_EINTERNAL,
                  "deconvolution: FFTW could not plan a transform of shape (%lld, %lld, %lld)",
                  (long long)p->L[0], (long long)p->L[1], (long long)p->L[2]);

@@ -61,10 +61,10 @@
  * shorter block's) of [yrows[k][0], yrows[k][1]), out of place between the
  * plane (coefficients) and a thread's ring of VOXA_RL_ROW_BLOCK rows (real
  * values), which stays in cache while the pass works on it. Planned at the
- * set's first row in the plane and at the ring's start: every block has
- * that alignment (rblk is even or the set is one block; rows are 32-byte
- * aligned anyway). The column plans, in place. Returns 0 when the planning
- * ring cannot be allocated. */
+ * set's first row in the plane and at the ring's start, both 32-byte
+ * aligned as every block's rows are. The column plans, in place, on the nx
+ * columns that hold coefficients. Returns 0 when the planning ring cannot
+ * be allocated. */
 static int split_plans(voxa_rl_plan *p, unsigned pf) {
     int n2 = (int)p->L[2], n1 = (int)p->L[1], px = (int)p->px, cw = (int)(p->px / 2);
     int nx = n2 / 2 + 1; /* complex columns; cw - nx more pad each row */
@@ -95,11 +95,6 @@ static int split_plans(voxa_rl_plan *p, unsigned pf) {
     fftwf_complex *c = (fftwf_complex *)p->buf;
     p->colf = fftwf_plan_many_dft(1, &n1, nx, c, NULL, cw, 1, c, NULL, cw, 1, FFTW_FORWARD, pf);
     p->coli = fftwf_plan_many_dft(1, &n1, nx, c, NULL, cw, 1, c, NULL, cw, 1, FFTW_BACKWARD, pf);
-    /* the pad columns: their values never reach a voxel (each z-FFT column
-     * is its own), but kept 0 for good, not NaN or denormal garbage for
-     * the z stage to chew on (no transform writes them; it maps 0 to 0) */
-    for (int64_t r = 0; r < p->rows; r++)
-        memset(p->buf + r * p->px + 2 * nx, 0, (size_t)(px - 2 * nx) * sizeof(float));
     return 1;
 }
 
@@ -183,8 +178,15 @@ voxa_status voxa__rl_plane_split(const voxa_rl_plan *p, float *pl, int k, float 
 }
 
 /* hxy: each PSF plane k0 written into a zeroed plane with h[k0][c1][c2] at
- * the origin, 2-D r2c, scaled by 1/|box|. */
+ * the origin, 2-D r2c, scaled by 1/|box|. And the buffer's pad columns
+ * (px/2 - (L2/2+1) complex per row) set to 0: their values never reach a
+ * voxel (each column's z stage is its own, and no transform reads them), but
+ * 0 keeps NaN or denormal garbage out of the z stage, which maps 0 to 0;
+ * here, outside the FFTW lock, as it first touches the buffer's pages. */
 voxa_status voxa__rl_staged_psf(voxa_rl_plan *p) {
+    int64_t nx = p->L[2] / 2 + 1;
+    for (int64_t r = 0; r < p->rows; r++)
+        memset(p->buf + r * p->px + 2 * nx, 0, (size_t)(p->px - 2 * nx) * sizeof(float));
     int64_t pl = p->L[1] * p->px, m1 = p->m[1], m2 = p->m[2];
     int64_t c1 = m1 / 2, c2 = m2 / 2;
     p->hxy = fftwf_malloc((size_t)(p->m[0] * pl) * sizeof(float));

@@ -431,12 +431,15 @@ voxa_status voxa_rl_plan_new(voxa_rl_plan **out, int ndim, const int64_t *shape,
     p->K[1] = p->m[1] + p->L[1] - p->n[1];
     /* Staged 3-D transform (deconv_staged.c): free mode whenever the box has
      * several planes (it also saves H's 1.5x-image memory there); periodic
-     * mode from 8 planes and 2^22 voxels, where its plane plans beat one 3-D
-     * plan (measured: 0.52-0.58 s vs 0.56-0.69 s per iteration for (128, 512,
-     * 512) with ESTIMATE plans; smaller boxes stay in cache). VOXA_RL_STAGED=0 / 1
-     * forces the 3-D plans / the staged path (tests, benchmarks). */
+     * mode from 8 planes and 2^19 voxels, where its plane passes beat one
+     * 3-D plan: 1.12-1.57x per iteration from (8, 256, 256) to (128, 512,
+     * 512), 1 and 2 threads (BENCHMARKS.md session 15; its plans are
+     * measured, 0.1-0.4 s the first time a size is seen, then wisdom).
+     * Planes, not voxels, are what it runs in parallel: fewer than 8 keep
+     * the 3-D plans, which thread inside each transform. VOXA_RL_STAGED=0 /
+     * 1 forces the 3-D plans / the staged path (tests, benchmarks). */
     const char *senv = getenv("VOXA_RL_STAGED");
-    int big = p->L[0] >= 8 && p->nbox >= ((int64_t)1 << 22);
+    int big = p->L[0] >= 8 && p->nbox >= ((int64_t)1 << 19);
     if (senv && !strcmp(senv, "0"))
         p->staged = 0;
     else if (boundary == VOXA_RL_FREE || boundary == VOXA_RL_PERIODIC)

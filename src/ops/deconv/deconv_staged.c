@@ -1,5 +1,5 @@
 /* Richardson–Lucy, staged 3-D transform (the default for wrap-free boxes of
- * several planes and for periodic boxes from 8 planes and 2^22 voxels).
+ * several planes and for periodic boxes from 8 planes and 2^19 voxels).
  *
  * Why: a 3-D FFTW plan needs the PSF's whole 3-D transform H (one more
  * box-sized array, 1.5x the image for (128, 512, 512) with a 32^3 PSF), and

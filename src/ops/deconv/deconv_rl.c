@@ -80,14 +80,16 @@ typedef struct run {
                          * (a plane pass of the staged path), not in buf */
 } run;
 
-/* Where the element-wise passes read and write box row r: buf, or during a
- * plane pass of the staged path the thread's row ring. */
-static inline float *box_row(const run *R, int64_t r, int tid) {
+/* Where the element-wise passes read and write rows [lo, hi): the first
+ * one's floats (buf, or during a plane pass of the staged path the thread's
+ * row ring); the others follow px floats apart in both, as one call never
+ * spans two of the ring's blocks (voxa__rl_plane_split). */
+static inline float *rows_at(const run *R, int64_t lo, int tid) {
     const voxa_rl_plan *p = R->p;
     if (R->in_scratch)
         return voxa__rl_row_scratch(p, R->scr, tid) +
-               voxa__rl_ring_slot(p, R->rows, r % p->L[1]) * p->px;
-    return p->buf + r * p->px;
+               voxa__rl_ring_slot(p, R->rows, lo % p->L[1]) * p->px;
+    return p->buf + lo * p->px;
 }
 
 /* The estimate's storage for box row r as up to three spans covering
@@ -150,9 +152,10 @@ static voxa_status pass_mul_conj(int64_t lo, int64_t hi, int tid, void *ctx) {
 static voxa_status pass_ratio(int64_t lo, int64_t hi, int tid, void *ctx) {
     run *R = ctx;
     const voxa_rl_plan *p = R->p;
+    float *b0 = rows_at(R, lo, tid);
     int64_t n2 = p->n[2], o2 = p->off[2];
     for (int64_t r = lo; r < hi; r++) {
-        float *b = box_row(R, r, tid);
+        float *b = b0 + (r - lo) * p->px;
         int64_t wr = voxa__rl_window_row(p, r);
         if (wr < 0) {
             memset(b, 0, (size_t)p->L[2] * sizeof(float));
@@ -220,12 +223,13 @@ static inline __attribute__((always_inline)) void update_span(float *f, float *b
 static voxa_status pass_update(int64_t lo, int64_t hi, int tid, void *ctx) {
     run *R = ctx;
     const voxa_rl_plan *p = R->p;
+    float *b0 = rows_at(R, lo, tid);
     int64_t L2 = p->L[2];
     int periodic = p->boundary == VOXA_RL_PERIODIC;
     span s[3];
     int mid;
     for (int64_t r = lo; r < hi; r++) {
-        float *b = box_row(R, r, tid);
+        float *b = b0 + (r - lo) * p->px;
         int ns = row_spans(R, r, s, &mid);
         const float *w = p->boundary == VOXA_RL_FREE ? voxa__rl_wrow(p, r) : NULL;
         float *gs = R->step ? R->step + r * L2 : NULL;
@@ -261,11 +265,12 @@ static voxa_status pass_update(int64_t lo, int64_t hi, int tid, void *ctx) {
 static voxa_status pass_extrapolate(int64_t lo, int64_t hi, int tid, void *ctx) {
     run *R = ctx;
     const voxa_rl_plan *p = R->p;
+    float *b0 = rows_at(R, lo, tid);
     int64_t L2 = p->L[2];
     span s[3];
     int mid;
     for (int64_t r = lo; r < hi; r++) {
-        float *lp = R->lprev + r * L2, *b = box_row(R, r, tid);
+        float *lp = R->lprev + r * L2, *b = b0 + (r - lo) * p->px;
         int ns = row_spans(R, r, s, &mid);
         for (int k = 0; k < ns; k++)
             R->accel.extrapolate(s[k].f, lp + s[k].x, b + s[k].x, s[k].len, R->alpha,
@@ -278,13 +283,14 @@ static voxa_status pass_extrapolate(int64_t lo, int64_t hi, int tid, void *ctx) 
 static voxa_status pass_load(int64_t lo, int64_t hi, int tid, void *ctx) {
     run *R = ctx;
     const voxa_rl_plan *p = R->p;
+    float *b0 = rows_at(R, lo, tid);
     span s[3];
     int mid;
     for (int64_t r = lo; r < hi; r++) {
         int ns = row_spans(R, r, s, &mid);
         for (int k = 0; k < ns; k++) {
             size_t bytes = (size_t)s[k].len * sizeof(float);
-            memcpy(box_row(R, r, tid) + s[k].x, s[k].f, bytes);
+            memcpy(b0 + (r - lo) * p->px + s[k].x, s[k].f, bytes);
             if (R->lprev) R->accel.log(s[k].f, R->lprev + r * p->L[2] + s[k].x, s[k].len);
         }
     }

@@ -99,7 +99,8 @@ def test_wisdom_cache_saved_after_measure(tmp_path, monkeypatch):
     assert not [p for p in path.parent.iterdir() if p != path]  # no temp file left
     # an ESTIMATE run does not write
     path.unlink()
-    voxa.richardson_lucy(np.ones((7, 13), np.float32), np.ones((1, 1), np.float32), 1)
+    voxa.richardson_lucy(np.ones((7, 13), np.float32), np.ones((1, 1), np.float32), 1,
+                         planning="estimate")
     assert not path.exists()
 
 

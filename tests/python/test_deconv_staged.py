@@ -231,10 +231,14 @@ def test_periodic_default_stages_big_boxes(monkeypatch):
     ("free", (6, 11, 9), (3, 4, 5), True),       # staged: measured
     ("periodic", (9, 21, 22), (3, 4, 5), False),  # small periodic: 3-D plans
     ("zero", (9, 21, 22), (3, 4, 5), False),     # zero mode: 3-D plans
+    ("periodic", (37, 43), (5, 7), True),        # one plane (2-D): measured
+    ("zero", (23, 29), (3, 4), True),
+    ("free", (47,), (7,), True),                 # 1-D
 ])
 def test_auto_planning_measures_staged_plans(boundary, shape, pshape, measured, tmp_path):
-    """planning='auto' (the default) measures the staged plans, which adds
-    wisdom to the cache file, and estimates the others; 'estimate' never
+    """planning='auto' (the default) measures the staged plans and those of
+    a box of one plane (1-D and 2-D images), which adds wisdom to the cache
+    file, and estimates the others (3-D plans); 'estimate' never
     measures; the results agree to rounding. In a fresh process: FFTW's
     wisdom is process-wide, and a plan measured by an earlier test can hold
     these plans' sub-problems (then nothing new is learnt and no file is

@@ -73,7 +73,7 @@ def richardson_lucy(image, psf, num_iter=20, boundary="free", clip=False,
         the first time a size is seen in a process, then wisdom and
         the per-user cache; up to 3x faster transforms there, up to
         1.6x faster iterations) and the plans of 1-D and 2-D images up to
-        2^24 pixels (0.6-7 s the first time, 512^2 to 4096^2; 1.2-3.2x
+        2^24 pixels (0.6-4.5 s the first time, 512^2 to 4096^2; 1.2-3.5x
         faster iterations), and estimates the rest; 'estimate' plans
         instantly, the same plans in every process unless measured wisdom
         was cached or loaded; 'measure' times every transform (seconds to

@@ -500,10 +500,11 @@ voxa_status voxa_rl_plan_new(voxa_rl_plan **out, int ndim, const int64_t *shape,
      * default they are measured (1-2 s the first time a size is seen,
      * then wisdom), where ESTIMATE picks plans up to ~3x slower (a
      * 512^2 plane, a batch of 160-point columns). So are the plans of a box
-     * of one plane (1-D and 2-D images) up to 2^24 voxels: 0.6-7 s the
-     * first time (512^2 to 4096^2), 1.2-3.2x faster iterations (2048^2
-     * periodic 72 -> 29 ms; BENCHMARKS.md session 15); past 4096^2 the
-     * first call would wait tens of seconds. The 3-D plans of the other
+     * of one plane (1-D and 2-D images) up to 2^24 voxels: 0.6-4.5 s the
+     * first time (512^2 to 4096^2), 1.2-3.5x faster iterations (2048^2
+     * periodic 72 -> 29 ms; BENCHMARKS.md session 15); past that, measuring
+     * takes longer (6.7 s for a 4200^2 box) and grows with the size. The
+     * 3-D plans of the other
      * paths would take seconds to minutes: estimated unless MEASURE. */
     int one_plane = p->L[0] == 1 && p->nbox <= ((int64_t)1 << 24);
     unsigned fl = (flags & VOXA_RL_MEASURE) ||

@@ -45,7 +45,7 @@ static const voxa_param params[NPARAMS] = {
                   "how FFTW picks its algorithms. auto (the default): measure the small "
                   "per-plane plans of 3-D wrap-free/periodic runs (1-2 s once per size, "
                   "then the wisdom cache; up to 1.6x faster iterations) and the plans of 1-D "
-                  "and 2-D images up to 4096^2 (0.6-7 s once per size; 1.2-3.2x faster "
+                  "and 2-D images up to 4096^2 (0.6-4.5 s once per size; 1.2-3.5x faster "
                   "iterations), and estimate the rest; "
                   "estimate: instant plans, "
                   "the same in every process unless measured wisdom is cached; measure: time "

@@ -47,8 +47,10 @@
  * caller's two arrays: the plan's buffer and H (~2 box sizes; H is m0/L0 of
  * a box on the staged path) plus the shell (box - image; none in periodic
  * mode, where that is 4x the image in all). Free mode on a box of several
- * planes runs staged (staged_iteration, deconv_staged.c): the passes above
- * run per z-plane between its 2-D c2r and r2c. */
+ * planes, and periodic mode from 8 planes and 2^19 voxels, run staged
+ * (staged_iteration, deconv_staged.c): the passes above run per z-plane, a
+ * block of rows at a time in a per-thread ring, between the rows' c2r and
+ * r2c. */
 #include "deconv_internal.h"
 
 #include <math.h>

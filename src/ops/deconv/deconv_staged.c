@@ -180,9 +180,10 @@ voxa_status voxa__rl_plane_split(const voxa_rl_plan *p, float *pl, int k, float 
 /* hxy: each PSF plane k0 written into a zeroed plane with h[k0][c1][c2] at
  * the origin, 2-D r2c, scaled by 1/|box|. And the buffer's pad columns
  * (px/2 - (L2/2+1) complex per row) set to 0: their values never reach a
- * voxel (each column's z stage is its own, and no transform reads them), but
- * 0 keeps NaN or denormal garbage out of the z stage, which maps 0 to 0;
- * here, outside the FFTW lock, as it first touches the buffer's pages. */
+ * voxel (the z stage treats each column on its own, and no row or column
+ * transform reads them), but 0 keeps NaN or denormal garbage out of the z
+ * stage, which maps 0 to 0; here, outside the FFTW lock, as it first
+ * touches the buffer's pages. */
 voxa_status voxa__rl_staged_psf(voxa_rl_plan *p) {
     int64_t nx = p->L[2] / 2 + 1;
     for (int64_t r = 0; r < p->rows; r++)

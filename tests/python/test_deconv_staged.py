@@ -234,6 +234,7 @@ def test_periodic_default_stages_big_boxes(monkeypatch):
     ("periodic", (37, 43), (5, 7), True),        # one plane (2-D): measured
     ("zero", (23, 29), (3, 4), True),
     ("free", (47,), (7,), True),                 # 1-D
+    ("periodic", (4116, 4096), (3, 3), False),   # one plane past 2^24 voxels: estimated
 ])
 def test_auto_planning_measures_staged_plans(boundary, shape, pshape, measured, tmp_path):
     """planning='auto' (the default) measures the staged plans and those of

@@ -56,7 +56,9 @@ def richardson_lucy(image, psf, num_iter=20, boundary="free", clip=False,
         below it the ratio is 0 (scikit-image's meaning). None or 0: off.
     accelerate : bool, Biggs–Andrews extrapolation, taken as a geometric step
         x (x / x_prev)^alpha (about 3x fewer iterations to the same error;
-        two extra FFT-box-sized buffers; docs/deconv.md).
+        two extra FFT-box-sized buffers; docs/deconv.md). While it runs, a
+        float32 ``out`` holds the next iteration's extrapolated start, not
+        an RL estimate; the result is the last RL estimate.
     out : optional float32/float64 array of the image's shape to write into.
     dtype : float32 (default) or float64 for the allocated output. The work
         is in the output's precision: float64 computes in double (CPU only;

@@ -1,7 +1,8 @@
 """Accelerated Richardson-Lucy (accelerate=True) against a float64 NumPy
 reference of the same algorithm, in every boundary mode: Biggs & Andrews'
 alpha = <d_k, d_k-1> / <d_k-1, d_k-1> clamped to [0, 1] (d_k the change made
-by RL step k, alpha 0 until two steps are known), and the geometric step
+by RL step k), one step behind the paper's (the start of iteration k+1 takes
+the alpha of d_k-1 and d_k-2; 0 until those are known), and the geometric step
 y = x 2^clip(alpha (log2 x - log2 x_prev), -16, 16) where x, x_prev > 0,
 else y = x (docs/deconv.md). The references of one RL step are those of
 test_deconv.py (W2 formula centred, scikit-image's 'same' convolutions, the
@@ -33,17 +34,18 @@ def additive(x, xp, a):  # the paper's step, the variant voxa no longer uses
 
 def accelerated(step, x0, num_iter, extrapolate=geometric):
     """Biggs-Andrews acceleration around one RL step, as voxa orders it:
-    iteration k >= 1 extrapolates from x_k, x_k-1 with the alpha of the two
-    previous steps (0 at k = 1, when only one is known)."""
-    x, xp, dold, alpha = x0, None, None, 0.0
+    iteration k >= 1 extrapolates from x_k, x_k-1 with the alpha of steps
+    k-2 and k-3 (0 until both are known)."""
+    x, xp, dold, alpha, a_next = x0, None, None, 0.0, 0.0
     for k in range(num_iter):
         y = x if k == 0 else extrapolate(x, xp, alpha)
         xp, x = x, step(y)
         d = x - y
-        alpha = 0.0
+        alpha = a_next  # one step behind: the alpha known when x is made
+        a_next = 0.0
         if dold is not None:
             den = float(np.sum(dold * dold))
-            alpha = min(max(float(np.sum(d * dold)) / den, 0.0), 1.0) if den > 0 else 0.0
+            a_next = min(max(float(np.sum(d * dold)) / den, 0.0), 1.0) if den > 0 else 0.0
         dold = d
     return x
 

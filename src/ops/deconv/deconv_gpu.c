@@ -15,8 +15,9 @@
  *   r2c(b) -> c;  c *= conj(Hb);  c2r -> b
  *   update(f, b): f, b <- f * b (* 1/a), clamped as the CPU does
  * i.e. the CPU's four FFTs and four fused passes. Acceleration adds the
- * extrapolation pass and per-row dot products in double, read back (2 per
- * box row) and summed in row order on the host, as the CPU does. Only the
+ * extrapolation pass (before the FFTs, with the CPU's alpha: one step
+ * behind the paper's, deconv_rl.c) and per-row dot products in double, read
+ * back (2 per box row) and summed in row order on the host, as the CPU does. Only the
  * result window comes back, straight into a C-contiguous float32 `out`. Results equal the CPU's to the FFTs' float32
  * round-off (tests/c/test_deconv_gpu.c).
  *
@@ -258,9 +259,12 @@ voxa_status voxa__rl_gpu_execute(voxa_backend b, voxa_rl_plan *p, const voxa_arr
     if (st != VOXA_OK) goto done;
     float fe = opt->filter_epsilon > 0 ? (float)opt->filter_epsilon : -INFINITY;
     int have_gold = 0;
+    float a_next = 0; /* the alpha of the next extrapolation: one pass behind,
+                       * as the CPU's (deconv_rl.c) */
     for (int it = 0; it < opt->iterations; it++) {
         if (acc) {
-            float alpha = 0;
+            float alpha = a_next;
+            a_next = 0;
             if (have_gold >= 2) {
                 st = g->ops->read(g, &buf[DOTS], 0, dots, (size_t)rows * 2 * sizeof(double));
                 if (st != VOXA_OK) goto done;
@@ -270,7 +274,7 @@ voxa_status voxa__rl_gpu_execute(voxa_backend b, voxa_rl_plan *p, const voxa_arr
                     den += dots[2 * r + 1];
                 }
                 double a = den > 0 ? num / den : 0;
-                alpha = (float)(a < 0 ? 0 : a > 1 ? 1 : a);
+                a_next = (float)(a < 0 ? 0 : a > 1 ? 1 : a);
             }
             if (it > 0) {
                 voxa__arg a[] = {VX_ARG(buf[EST].h), VX_ARG(buf[XPREV].h), VX_ARG(buf[BR].h),

@@ -25,7 +25,10 @@
  * before each RL step the estimate is extrapolated voxel by voxel,
  * y = x (x / x_prev)^alpha where x, x_prev > 0 (else y = x), with Biggs and
  * Andrews' alpha = <d_k, d_k-1> / <d_k-1, d_k-1> clamped to [0, 1], d_k the
- * change made by the last RL step. The paper's additive step
+ * change made by RL step k. The update pass that makes x extrapolates it at
+ * once, so alpha is one step behind the paper's (the dots of the step being
+ * made are not summed yet): no pass of its own, and as many iterations to a
+ * given error (docs/deconv.md). The paper's additive step
  * y = max(x + alpha (x - x_prev), 0) fits the noise faster than RL itself
  * (worse error at the same data fit, voxels stuck at 0, which a
  * multiplicative update never leaves); the geometric step is the same
@@ -37,7 +40,7 @@
  * in deconv_accel.c. Costs two extra box-sized arrays (log2 of the last
  * estimate, kept from the last extrapolation, and the last step, which the update
  * pass reads for the dot products and overwrites with the new step in the
- * same loop) and one pass. The dot products are summed per box row in double,
+ * same loop). The dot products are summed per box row in double,
  * in fixed lanes (deconv_accel.c), then in row order, so they depend on
  * neither the thread count nor the SIMD width.
  *
@@ -68,8 +71,11 @@ typedef struct run {
     voxa__rl_accel_kernels accel;
     double *dots;       /* 2 per box row */
     const fftwf_complex *h;
-    float alpha;
+    float alpha;        /* acceleration: the alpha of the update pass's
+                         * extrapolation (from the last pass's dots) */
     float tmax;         /* acceleration: |exponent| bound, 16 */
+    int last;           /* the last iteration: the update pass extrapolates
+                         * nothing */
     float mean;         /* free mode's starting value */
     float fe;           /* filter_epsilon (zero mode); -inf when off */
     /* staged path: the plane pass's steps (pass_planes) */
@@ -220,8 +226,11 @@ static inline __attribute__((always_inline)) void update_span(float *f, float *b
     }
 }
 
-/* f <- update(f, c) and buf <- f (the next iteration's r2c input); with
- * acceleration also the step d = f_new - f and the row's dot products. */
+/* f <- update(f, c) and buf <- f (the next iteration's r2c input). With
+ * acceleration: the new estimate x, the step d = x - f and the row's dot
+ * products; then, unless this is the last iteration, the extrapolation of
+ * the next iteration's start y from x and log2 x_prev with the alpha known
+ * now (the last pass's dots): f, buf <- y, log2 x_prev <- log2 x. */
 static voxa_status pass_update(int64_t lo, int64_t hi, int tid, void *ctx) {
     run *R = ctx;
     const voxa_rl_plan *p = R->p;
@@ -242,9 +251,12 @@ static voxa_status pass_update(int64_t lo, int64_t hi, int tid, void *ctx) {
             const float *wx = w ? w + s[k].x : NULL;
             if (gs) { /* the new estimate into bx while f still holds the old
                        * one; then the step, its dot products with the old
-                       * step (which it replaces) and f */
+                       * step (which it replaces) and f; then y */
                 update_span(f, bx, wx, periodic, k == mid, s[k].len, 1);
                 lane = R->accel.step(f, bx, gs + s[k].x, s[k].len, lane, num, den);
+                if (!R->last)
+                    R->accel.extrapolate(f, R->lprev + r * L2 + s[k].x, bx, s[k].len, R->alpha,
+                                         -R->tmax, R->tmax);
             } else {
                 update_span(f, bx, wx, periodic, k == mid, s[k].len, 0);
             }
@@ -258,25 +270,6 @@ static voxa_status pass_update(int64_t lo, int64_t hi, int tid, void *ctx) {
             R->dots[2 * r] = n;
             R->dots[2 * r + 1] = d;
         }
-    }
-    return VOXA_OK;
-}
-
-/* Acceleration: y = x (x / x_prev)^alpha where both are > 0, else x
- * (deconv_accel.c); log2 x_prev <- log2 x; f, buf <- y. */
-static voxa_status pass_extrapolate(int64_t lo, int64_t hi, int tid, void *ctx) {
-    run *R = ctx;
-    const voxa_rl_plan *p = R->p;
-    float *b0 = rows_at(R, lo, tid);
-    int64_t L2 = p->L[2];
-    span s[3];
-    int mid;
-    for (int64_t r = lo; r < hi; r++) {
-        float *lp = R->lprev + r * L2, *b = b0 + (r - lo) * p->px;
-        int ns = row_spans(R, r, s, &mid);
-        for (int k = 0; k < ns; k++)
-            R->accel.extrapolate(s[k].f, lp + s[k].x, b + s[k].x, s[k].len, R->alpha,
-                                 -R->tmax, R->tmax);
     }
     return VOXA_OK;
 }
@@ -330,14 +323,13 @@ static voxa_status planes(run *R, int64_t zlo, int64_t zhi, int c2r, voxa__range
 }
 
 /* One RL iteration on the staged path (deconv_staged.c); on entry buf holds
- * the estimate's plane transforms unless `load` (first iteration) or
- * acceleration (extrapolate first). The last plane pass transforms the new
- * estimate for the next iteration unless `last` or accelerating. Only the
+ * the estimate's plane transforms unless `load` (first iteration). The last
+ * plane pass transforms the next iteration's start (the new estimate, or its
+ * extrapolation) unless `last`. Only the
  * live planes [zl, zh) are loaded, gathered, scattered and updated: the
  * estimate is 0 on the others (their transforms too), and buf there is
  * never read. */
-static voxa_status staged_iteration(run *R, float *scr, int load, int extrapolate,
-                                    int last, int accelerate) {
+static voxa_status staged_iteration(run *R, float *scr, int load, int last) {
     const voxa_rl_plan *p = R->p;
     int64_t zl = p->zlive[0], zh = p->zlive[1], w0 = p->off[0], w1 = p->off[0] + p->n[0];
     voxa_status st = VOXA_OK;
@@ -345,13 +337,12 @@ static voxa_status staged_iteration(run *R, float *scr, int load, int extrapolat
      * the others read and write the live rows (the estimate is 0 elsewhere) */
     const int live = VOXA_RL_ROWS_LIVE;
     if (load) st = planes(R, zl, zh, 0, pass_load, 1, live);
-    else if (extrapolate) st = planes(R, zl, zh, 0, pass_extrapolate, 1, live);
     /* H f: only the window's planes are needed (the ratio is 0 elsewhere) */
     if (st == VOXA_OK) st = voxa__rl_staged_cols(p, scr, 0, zl, zh, w0, w1);
     if (st == VOXA_OK) st = planes(R, w0, w1, 1, pass_ratio, 1, VOXA_RL_ROWS_WINDOW);
     /* H^T ratio: only the window's planes are non-zero */
     if (st == VOXA_OK) st = voxa__rl_staged_cols(p, scr, 1, w0, w1, zl, zh);
-    if (st == VOXA_OK) st = planes(R, zl, zh, 1, pass_update, !last && !accelerate, live);
+    if (st == VOXA_OK) st = planes(R, zl, zh, 1, pass_update, !last, live);
     return st;
 }
 
@@ -559,7 +550,8 @@ voxa_status voxa_rl_plan_execute(voxa_rl_plan *p, const voxa_array *in, voxa_arr
     fftwf_complex *cb = (fftwf_complex *)p->buf;
     int have_gold = 0;
     for (int it = 0; it < opt->iterations; it++) {
-        if (opt->accelerate && it > 0) {
+        R.last = it + 1 == opt->iterations;
+        if (opt->accelerate) {
             R.alpha = 0;
             if (have_gold >= 2) {
                 double num = 0, den = 0;
@@ -570,12 +562,9 @@ voxa_status voxa_rl_plan_execute(voxa_rl_plan *p, const voxa_array *in, voxa_arr
                 double a = den > 0 ? num / den : 0;
                 R.alpha = (float)(a < 0 ? 0 : a > 1 ? 1 : a);
             }
-            if (!p->staged) st = voxa__parallel_for(p->rows, rgrain, pass_extrapolate, &R);
-            if (st != VOXA_OK) goto done;
         }
         if (p->staged) {
-            st = staged_iteration(&R, scr, it == 0, opt->accelerate && it > 0,
-                                  it + 1 == opt->iterations, opt->accelerate);
+            st = staged_iteration(&R, scr, it == 0, R.last);
             if (st != VOXA_OK) goto done;
             goto step_done;
         }

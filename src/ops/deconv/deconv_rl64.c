@@ -266,9 +266,12 @@ voxa_status voxa__rl_execute_f64(const voxa_rl_plan *p, const voxa_array *in, vo
     st = voxa__parallel_for(p->rows, rgrain, pass_start, &R);
     if (st == VOXA_OK) st = voxa__parallel_for(p->rows, rgrain, pass_load, &R);
     if (st == VOXA_OK) st = voxa__progress(&opt->progress, 0, opt->iterations);
+    double a_next = 0; /* the alpha of the next extrapolation: one pass behind
+                        * (deconv_rl.c, which extrapolates inside the update) */
     for (int it = 0; st == VOXA_OK && it < opt->iterations; it++) {
         if (opt->accelerate && it > 0) {
-            R.alpha = 0;
+            R.alpha = a_next;
+            a_next = 0;
             if (it >= 2) { /* two steps made: their dot products are set */
                 double num = 0, den = 0;
                 for (int64_t r = 0; r < p->rows; r++) {
@@ -276,7 +279,7 @@ voxa_status voxa__rl_execute_f64(const voxa_rl_plan *p, const voxa_array *in, vo
                     den += dots[2 * r + 1];
                 }
                 double a = den > 0 ? num / den : 0;
-                R.alpha = a < 0 ? 0 : a > 1 ? 1 : a;
+                a_next = a < 0 ? 0 : a > 1 ? 1 : a;
             }
             st = voxa__parallel_for(p->rows, rgrain, pass_extrapolate, &R);
         }

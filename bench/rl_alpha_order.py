@@ -9,7 +9,8 @@ bench_rl_quality.py's (64, 256, 256) at seed 0 and 7 variants of it (seeds
 1-3; 10x fewer and 10x more counts; a wider PSF, sigma (4, 2, 2); 3000
 blobs and no points) and a (32, 512, 512) volume. Per sample: plain RL's
 error after 50 iterations, then for each order the first iteration at or
-below it, and its best error (iteration). Not a test; ~6 minutes.
+below it, and its best error (iteration). Not a test, not run by make bench;
+~6 minutes.
 
 Run: python bench/rl_alpha_order.py"""
 import os

@@ -100,6 +100,22 @@ def test_free_equals_reference_and_cpu(lib, backend):
     assert rel_err(acc, voxa.richardson_lucy(g, h, 15, boundary="free", accelerate=True)) < 1e-4
 
 
+@pytest.mark.parametrize("mode", ["free", "periodic", "zero"])
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_first_three_accelerated_iterations_are_plain(lib, backend, mode):
+    """The device takes the CPU's alpha, one step behind the paper's (its
+    update kernel extrapolates): 0 for the starts of iterations 1 and 2, so
+    three accelerated iterations are the device's plain ones to the bit;
+    the fourth extrapolates."""
+    rng = np.random.default_rng(8)
+    g = (rng.random((21, 18)) * 50 + 1).astype(np.float32)
+    h = rand_psf(rng, (5, 4))
+    for it, same in ((3, True), (4, False)):
+        acc = rl_gpu(lib, backend, g, h, it, mode, accelerate=True)
+        plain = rl_gpu(lib, backend, g, h, it, mode)
+        assert np.array_equal(acc, plain) == same, (it, rel_err(acc, plain))
+
+
 def test_listed_backends_run(lib):
     for b in BACKENDS:
         r = ctypes.c_int()

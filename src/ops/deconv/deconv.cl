@@ -55,10 +55,14 @@ VX_KERNEL vx_rl_ratio(VX_GLOBAL float *b, VX_GLOBAL const float *g, long nbox, l
     }
 }
 
-/* f <- update(f, b); b <- f; with acceleration d <- f_new - f_old. */
+/* f <- update(f, b); b <- f. With acceleration (acc): d <- f_new - f_old;
+ * then, if ext, the next start y = x 2^(a (log2 x - log2 x_prev)) where
+ * both are > 0 (exponent clamped to [-16, 16]), else x (x = f_new; a one
+ * step behind the paper's, as deconv_rl.c's pass_update); x_prev <- x;
+ * f, b <- y. */
 VX_KERNEL vx_rl_update(VX_GLOBAL float *b, VX_GLOBAL float *f, VX_GLOBAL const float *inva,
-                       VX_GLOBAL float *d, long nbox, long L1, long L2, long n0, long n1,
-                       long n2, int mode, int acc) {
+                       VX_GLOBAL float *d, VX_GLOBAL float *xp, long nbox, long L1, long L2,
+                       long n0, long n1, long n2, int mode, int acc, int ext, float a) {
     VX_FOR(i, nbox) {
         float fo = f[i], v;
         if (mode == 0) {
@@ -70,7 +74,16 @@ VX_KERNEL vx_rl_update(VX_GLOBAL float *b, VX_GLOBAL float *f, VX_GLOBAL const f
         } else {
             v = vx_rl_win(i, L1, L2, n0, n1, n2, 0, 0, 0) >= 0 ? fo * b[i] : 0.0f;
         }
-        if (acc) d[i] = v - fo;
+        if (acc) {
+            d[i] = v - fo;
+            if (ext) {
+                float o = xp[i], y = v;
+                if (v > 0 && o > 0)
+                    y = v * exp2(fmin(fmax(a * (log2(v) - log2(o)), -16.0f), 16.0f));
+                xp[i] = v;
+                v = y;
+            }
+        }
         f[i] = v;
         b[i] = v;
     }
@@ -89,19 +102,6 @@ VX_KERNEL vx_rl_dots(VX_GLOBAL const float *dn, VX_GLOBAL const float *dold,
         }
         dots[2 * r] = num;
         dots[2 * r + 1] = den;
-    }
-}
-
-/* y = x 2^(a (log2 x - log2 x_prev)) where both are > 0 (exponent clamped
- * to [-16, 16]), else x; x_prev <- x; f, b <- y (as pass_extrapolate). */
-VX_KERNEL vx_rl_extrapolate(VX_GLOBAL float *f, VX_GLOBAL float *xp, VX_GLOBAL float *b,
-                            long nbox, float a) {
-    VX_FOR(i, nbox) {
-        float fi = f[i], o = xp[i], v = fi;
-        if (fi > 0 && o > 0) v = fi * exp2(fmin(fmax(a * (log2(fi) - log2(o)), -16.0f), 16.0f));
-        xp[i] = fi;
-        f[i] = v;
-        b[i] = v;
     }
 }
 

@@ -14,10 +14,11 @@
  *   ratio(b, g)                           (mode rules of deconv_rl.c)
  *   r2c(b) -> c;  c *= conj(Hb);  c2r -> b
  *   update(f, b): f, b <- f * b (* 1/a), clamped as the CPU does
- * i.e. the CPU's four FFTs and four fused passes. Acceleration adds the
- * extrapolation pass (before the FFTs, with the CPU's alpha: one step
- * behind the paper's, deconv_rl.c) and per-row dot products in double, read
- * back (2 per box row) and summed in row order on the host, as the CPU does. Only the
+ * i.e. the CPU's four FFTs and four fused passes. With acceleration the
+ * update kernel also keeps the step and extrapolates the next start with the
+ * CPU's alpha (one step behind the paper's, deconv_rl.c), and a kernel makes
+ * the per-row dot products in double, read back (2 per box row) and summed
+ * in row order on the host, as the CPU does. Only the
  * result window comes back, straight into a C-contiguous float32 `out`. Results equal the CPU's to the FFTs' float32
  * round-off (tests/c/test_deconv_gpu.c).
  *
@@ -259,41 +260,36 @@ voxa_status voxa__rl_gpu_execute(voxa_backend b, voxa_rl_plan *p, const voxa_arr
     if (st != VOXA_OK) goto done;
     float fe = opt->filter_epsilon > 0 ? (float)opt->filter_epsilon : -INFINITY;
     int have_gold = 0;
-    float a_next = 0; /* the alpha of the next extrapolation: one pass behind,
-                       * as the CPU's (deconv_rl.c) */
+    if (acc) { /* x_prev <- the start */
+        voxa__arg a[] = {VX_ARG(buf[XPREV].h), VX_ARG(buf[EST].h), VX_ARG(B)};
+        st = g->ops->launch(g, "vx_rl_copy", B, 3, a);
+        if (st != VOXA_OK) goto done;
+    }
     for (int it = 0; it < opt->iterations; it++) {
-        if (acc) {
-            float alpha = a_next;
-            a_next = 0;
-            if (have_gold >= 2) {
-                st = g->ops->read(g, &buf[DOTS], 0, dots, (size_t)rows * 2 * sizeof(double));
-                if (st != VOXA_OK) goto done;
-                double num = 0, den = 0;
-                for (int64_t r = 0; r < rows; r++) {
-                    num += dots[2 * r];
-                    den += dots[2 * r + 1];
-                }
-                double a = den > 0 ? num / den : 0;
-                a_next = (float)(a < 0 ? 0 : a > 1 ? 1 : a);
-            }
-            if (it > 0) {
-                voxa__arg a[] = {VX_ARG(buf[EST].h), VX_ARG(buf[XPREV].h), VX_ARG(buf[BR].h),
-                                 VX_ARG(B), VX_ARG(alpha)};
-                st = g->ops->launch(g, "vx_rl_extrapolate", B, 5, a);
-            } else {
-                voxa__arg a[] = {VX_ARG(buf[XPREV].h), VX_ARG(buf[EST].h), VX_ARG(B)};
-                st = g->ops->launch(g, "vx_rl_copy", B, 3, a);
-            }
+        /* the update's extrapolation takes the last pass's alpha (deconv_rl.c) */
+        float alpha = 0;
+        int ext = acc && it + 1 < opt->iterations;
+        if (acc && have_gold >= 2) {
+            st = g->ops->read(g, &buf[DOTS], 0, dots, (size_t)rows * 2 * sizeof(double));
             if (st != VOXA_OK) goto done;
+            double num = 0, den = 0;
+            for (int64_t r = 0; r < rows; r++) {
+                num += dots[2 * r];
+                den += dots[2 * r + 1];
+            }
+            double a = den > 0 ? num / den : 0;
+            alpha = (float)(a < 0 ? 0 : a > 1 ? 1 : a);
         }
         voxa__arg mf[] = {VX_ARG(buf[BC].h), VX_ARG(buf[HF].h), VX_ARG(nc), VX_ARG(zero)};
         voxa__arg mb[] = {VX_ARG(buf[BC].h), VX_ARG(hb), VX_ARG(nc), VX_ARG(one)};
         voxa__arg ra[] = {VX_ARG(buf[BR].h), VX_ARG(buf[IMG].h), VX_ARG(B), VX_ARG(L1),
                           VX_ARG(L2), VX_ARG(n0), VX_ARG(n1), VX_ARG(n2), VX_ARG(o0),
                           VX_ARG(o1), VX_ARG(o2), VX_ARG(mode), VX_ARG(fe)};
+        uintptr_t xp = acc ? buf[XPREV].h : buf[EST].h; /* unread without acc */
         voxa__arg up[] = {VX_ARG(buf[BR].h), VX_ARG(buf[EST].h), VX_ARG(inva), VX_ARG(dn),
-                          VX_ARG(B), VX_ARG(L1), VX_ARG(L2), VX_ARG(n0), VX_ARG(n1),
-                          VX_ARG(n2), VX_ARG(mode), VX_ARG(acc)};
+                          VX_ARG(xp), VX_ARG(B), VX_ARG(L1), VX_ARG(L2), VX_ARG(n0),
+                          VX_ARG(n1), VX_ARG(n2), VX_ARG(mode), VX_ARG(acc), VX_ARG(ext),
+                          VX_ARG(alpha)};
         if ((st = voxa__gpu_fft_run(g, fft, 0, &buf[BR], &buf[BC])) != VOXA_OK ||
             (st = g->ops->launch(g, "vx_rl_mul", nc, 4, mf)) != VOXA_OK ||
             (st = voxa__gpu_fft_run(g, fft, 1, &buf[BR], &buf[BC])) != VOXA_OK ||
@@ -301,7 +297,7 @@ voxa_status voxa__rl_gpu_execute(voxa_backend b, voxa_rl_plan *p, const voxa_arr
             (st = voxa__gpu_fft_run(g, fft, 0, &buf[BR], &buf[BC])) != VOXA_OK ||
             (st = g->ops->launch(g, "vx_rl_mul", nc, 4, mb)) != VOXA_OK ||
             (st = voxa__gpu_fft_run(g, fft, 1, &buf[BR], &buf[BC])) != VOXA_OK ||
-            (st = g->ops->launch(g, "vx_rl_update", B, 12, up)) != VOXA_OK)
+            (st = g->ops->launch(g, "vx_rl_update", B, 15, up)) != VOXA_OK)
             goto done;
         if (acc) {
             if (have_gold >= 1 && it + 1 < opt->iterations) {

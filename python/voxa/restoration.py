@@ -71,8 +71,8 @@ def richardson_lucy(image, psf, num_iter=20, boundary="free", clip=False,
         raising) cancels. Ctrl-C also cancels.
     planning : 'auto' (default), 'estimate' or 'measure': how FFTW picks its
         algorithms. 'auto' measures the small per-plane plans (and z-tile
-        plans where the z stage uses FFTs) of 3-D free/periodic runs (1-2 s
-        the first time a size is seen in a process, then wisdom and
+        plans where the z stage uses FFTs) of 3-D free/periodic runs (0.2-0.5
+        s more the first time a size is seen in a process, then wisdom and
         the per-user cache; up to 3x faster transforms there, up to
         1.6x faster iterations) and the plans of 1-D and 2-D images up to
         2^24 pixels (0.6-4.5 s the first time, 512^2 to 4096^2; 1.2-3.5x

@@ -497,7 +497,7 @@ voxa_status voxa_rl_plan_new(voxa_rl_plan **out, int ndim, const int64_t *shape,
     int dims[3];
     for (int d = 0; d < ndim; d++) dims[d] = (int)p->L[3 - ndim + d];
     /* The staged path's plans are small (one plane, one z-tile if any), so by
-     * default they are measured (1-2 s the first time a size is seen,
+     * default they are measured (0.2-0.5 s more the first time a size is seen,
      * then wisdom), where ESTIMATE picks plans up to ~3x slower (a
      * 512^2 plane, a batch of 160-point columns). So are the plans of a box
      * of one plane (1-D and 2-D images) up to 2^24 voxels: 0.6-4.5 s the

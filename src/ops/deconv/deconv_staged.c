@@ -32,9 +32,9 @@
  * ones (p->zlive) are transformed, gathered, scattered and updated.
  * Running a plane's transform as its two stages lets the row stage skip
  * rows (free mode): after c2r the ratio pass reads only the window's rows
- * and zeroes the rest before its r2c, and the update, load and
- * extrapolation passes read and write only live rows (p->ylive; 0
- * elsewhere). That is 512 of 560 rows for the ratio and 526 for the rest
+ * and zeroes the rest before its r2c, and the load and update passes (the
+ * update also extrapolates, with acceleration) read and write only live
+ * rows (p->ylive; 0 elsewhere). That is 512 of 560 rows for the ratio and 526 for the rest
  * on (128, 512, 512) with the benchmark's Gaussian 32^3 PSF (4-6 % of a
  * plane's transform pair, 3 % of an iteration with 2 threads,
  * BENCHMARKS.md session 7). Periodic mode's row sets are the whole plane.

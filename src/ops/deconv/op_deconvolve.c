@@ -44,7 +44,7 @@ static const voxa_param params[NPARAMS] = {
     /* no default value, so that a contradicting --measure can be told from it */
     [PLANNING] = {"planning", VOXA_PARAM_CHOICE, NULL,
                   "how FFTW picks its algorithms. auto (the default): measure the small "
-                  "per-plane plans of 3-D wrap-free/periodic runs (1-2 s once per size, "
+                  "per-plane plans of 3-D wrap-free/periodic runs (0.2-0.5 s once per size, "
                   "then the wisdom cache; up to 1.6x faster iterations) and the plans of 1-D "
                   "and 2-D images up to 4096^2 (0.6-4.5 s once per size; 1.2-3.5x faster "
                   "iterations), and estimate the rest; "
